@@ -1,1 +1,37 @@
-//! x
+//! The runtime of `pipes`: packets, endpoints, errors, streams and oneshots. Users depend on
+//! the `pipes` facade, which re-exports everything public here.
+//!
+//! # Implementation notes
+//!
+//! - A *packet* (`packet.rs`) is one message slot and one state word shared by a sending and a
+//!   receiving endpoint. A send is one atomic swap; a receive of a message that is already there
+//!   is one Acquire load. No reference count: each endpoint makes exactly one final transition
+//!   and whoever makes the second frees the packet. The state words are documented there.
+//! - A receiver that finds nothing spins for a bounded, per-thread adaptive *time*
+//!   (`spin.rs`), then leaves its waiter (`waiter.rs`) in the state word and parks. The waiter
+//!   is a thread handle today and is shaped to take an async `Waker` later.
+//! - `sync.rs` is the one place that picks std or loom primitives; `--cfg loom` model-checks
+//!   the packet through it (`tests/loom.rs`).
+//! - Streams and oneshots (`stream.rs`, `oneshot.rs`) are small wrappers over packets, as the
+//!   2012 library's were; generated protocol code reaches packets through [`__private`].
+//! - Errors (`error.rs`) hand back whatever a failed call did not consume.
+
+mod endpoint;
+mod error;
+mod oneshot;
+mod packet;
+mod spin;
+mod stream;
+mod sync;
+mod waiter;
+
+pub use endpoint::Recv;
+pub use error::{RecvError, RecvTimeoutError, SendError, TryRecvError};
+pub use oneshot::{ChanOne, PortOne, oneshot};
+pub use stream::{Chan, Iter, Port, TryIter, stream};
+
+/// What generated protocol code uses. Not a public API: it changes with the code generator.
+#[doc(hidden)]
+pub mod __private {
+    pub use crate::packet::{RecvPacket, SendPacket, StateName, entangle};
+}

@@ -1,0 +1,22 @@
+//! What every receiving endpoint offers: the [`Recv`] trait, which select, port sets and
+//! generic code use to treat endpoints of any protocol and state alike.
+
+use std::time::Duration;
+
+use crate::error::{RecvError, RecvTimeoutError, TryRecvError};
+
+/// A single-use receiving endpoint. Receiving consumes it; the message (an enum of the state's
+/// messages, or the payload for a oneshot) carries the endpoint for the next state.
+pub trait Recv: Sized {
+    /// What a receive yields.
+    type Message;
+
+    /// Blocks until a message arrives or the sender is dropped.
+    fn recv(self) -> Result<Self::Message, RecvError>;
+
+    /// Takes a message if one is already here; otherwise hands the endpoint back.
+    fn try_recv(self) -> Result<Self::Message, TryRecvError<Self>>;
+
+    /// Blocks for at most `timeout`; hands the endpoint back if nothing arrived in time.
+    fn recv_timeout(self, timeout: Duration) -> Result<Self::Message, RecvTimeoutError<Self>>;
+}

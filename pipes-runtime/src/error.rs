@@ -1,0 +1,194 @@
+//! The errors users see. Each hands back what the failed call did not consume (the unsent
+//! payload, or the endpoint when nothing arrived) and names the protocol and state it concerns.
+
+use std::fmt;
+
+/// A send failed because the receiving endpoint is gone. The unsent payload is handed back in
+/// `.0`: `()` for a message without one, the value for one, a tuple for several.
+#[derive(Clone, Copy, PartialEq, Eq)]
+pub struct SendError<T>(pub T);
+
+impl<T> SendError<T> {
+    /// The payload that was not sent.
+    pub fn into_inner(self) -> T {
+        self.0
+    }
+}
+
+impl<T> fmt::Debug for SendError<T> {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.debug_struct("SendError").finish_non_exhaustive()
+    }
+}
+
+impl<T> fmt::Display for SendError<T> {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.write_str("send failed: the receiving endpoint was dropped; the message is handed back")
+    }
+}
+
+impl<T> std::error::Error for SendError<T> {}
+
+/// A receive failed because the sending endpoint was dropped before it sent a message: the
+/// protocol ended early at this state.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
+pub struct RecvError {
+    protocol: &'static str,
+    state: &'static str,
+}
+
+impl RecvError {
+    /// The error for a receive in `state` of `protocol`.
+    pub const fn new(protocol: &'static str, state: &'static str) -> Self {
+        Self { protocol, state }
+    }
+
+    /// The protocol whose peer vanished.
+    pub const fn protocol(&self) -> &'static str {
+        self.protocol
+    }
+
+    /// The state the receiver was in.
+    pub const fn state(&self) -> &'static str {
+        self.state
+    }
+}
+
+impl fmt::Display for RecvError {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        write!(
+            f,
+            "receive failed in state `{}` of protocol `{}`: the sending endpoint was dropped \
+             before it sent a message",
+            self.state, self.protocol
+        )
+    }
+}
+
+impl std::error::Error for RecvError {}
+
+/// A non-blocking receive found nothing. `Empty` hands the endpoint back to try again later;
+/// `E` is `()` for receivers that are not consumed by receiving (a `Port`).
+#[derive(Clone, Copy, PartialEq, Eq)]
+pub enum TryRecvError<E = ()> {
+    /// No message yet; the endpoint, to try again.
+    Empty(E),
+    /// The sender was dropped; no message will come.
+    Disconnected(RecvError),
+}
+
+/// A receive with a timeout found nothing in time. `Timeout` hands the endpoint back;
+/// `E` is `()` for receivers that are not consumed by receiving (a `Port`).
+#[derive(Clone, Copy, PartialEq, Eq)]
+pub enum RecvTimeoutError<E = ()> {
+    /// No message arrived in time; the endpoint, to wait again.
+    Timeout(E),
+    /// The sender was dropped; no message will come.
+    Disconnected(RecvError),
+}
+
+/// What the two "nothing arrived" errors share, written once.
+macro_rules! endpoint_error {
+    ($name:ident, $pending:ident, $pending_text:literal) => {
+        impl<E> $name<E> {
+            /// Maps the handed-back endpoint, e.g. from a raw packet to the type that wraps it.
+            pub fn map<F>(self, f: impl FnOnce(E) -> F) -> $name<F> {
+                match self {
+                    $name::$pending(endpoint) => $name::$pending(f(endpoint)),
+                    $name::Disconnected(error) => $name::Disconnected(error),
+                }
+            }
+
+            /// The handed-back endpoint, if the peer is still there.
+            pub fn into_endpoint(self) -> Option<E> {
+                match self {
+                    $name::$pending(endpoint) => Some(endpoint),
+                    $name::Disconnected(_) => None,
+                }
+            }
+
+            /// Whether the peer was dropped, so retrying is pointless.
+            pub fn is_disconnected(&self) -> bool {
+                matches!(self, $name::Disconnected(_))
+            }
+        }
+
+        impl<E> From<RecvError> for $name<E> {
+            fn from(error: RecvError) -> Self {
+                $name::Disconnected(error)
+            }
+        }
+
+        impl<E> fmt::Debug for $name<E> {
+            fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+                match self {
+                    $name::$pending(_) => f.write_str(concat!(stringify!($pending), "(..)")),
+                    $name::Disconnected(error) => {
+                        f.debug_tuple("Disconnected").field(error).finish()
+                    }
+                }
+            }
+        }
+
+        impl<E> fmt::Display for $name<E> {
+            fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+                match self {
+                    $name::$pending(_) => f.write_str($pending_text),
+                    $name::Disconnected(error) => error.fmt(f),
+                }
+            }
+        }
+
+        impl<E> std::error::Error for $name<E> {
+            fn source(&self) -> Option<&(dyn std::error::Error + 'static)> {
+                match self {
+                    $name::$pending(_) => None,
+                    $name::Disconnected(error) => Some(error),
+                }
+            }
+        }
+    };
+}
+
+endpoint_error!(
+    TryRecvError,
+    Empty,
+    "no message was ready yet; the endpoint is handed back to try again"
+);
+endpoint_error!(
+    RecvTimeoutError,
+    Timeout,
+    "no message arrived before the timeout; the endpoint is handed back to wait again"
+);
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn recv_error_names_protocol_and_state() {
+        let error = RecvError::new("bank", "LoginResponse");
+        let text = error.to_string();
+        assert!(text.contains("`bank`") && text.contains("`LoginResponse`"), "{text}");
+        assert_eq!((error.protocol(), error.state()), ("bank", "LoginResponse"));
+    }
+
+    #[test]
+    fn endpoint_errors_hand_back_and_map_the_endpoint() {
+        let empty: TryRecvError<u8> = TryRecvError::Empty(7);
+        assert_eq!(empty.map(u32::from).into_endpoint(), Some(7u32));
+        let timeout: RecvTimeoutError<u8> = RecvTimeoutError::Timeout(1);
+        assert!(!timeout.is_disconnected());
+        let closed: TryRecvError<u8> = RecvError::new("p", "S").into();
+        assert!(closed.is_disconnected());
+        assert_eq!(closed.into_endpoint(), None);
+        assert_eq!(format!("{:?}", TryRecvError::Empty(())), "Empty(..)");
+    }
+
+    #[test]
+    fn send_error_hands_the_payload_back() {
+        let error = SendError((String::from("user"), 42));
+        assert!(error.to_string().contains("handed back"));
+        assert_eq!(error.into_inner(), (String::from("user"), 42));
+    }
+}

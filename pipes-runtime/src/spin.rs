@@ -1,0 +1,98 @@
+//! How long a receiver spins before it parks: a budget of *time*, adapted per thread.
+//!
+//! Parking is what makes a hand-off slow on these machines: a futex park/unpark across two CPUs
+//! costs tens of microseconds, a cache-line round trip ~150 ns. A spin bounded by a count (as
+//! crossbeam's `Backoff`) gives up after ~2 µs and then pays the park on a good share of round
+//! trips; a spin bounded by time on the order of the wake cost almost never does. Spinning that
+//! long on a receiver that is idle for seconds would burn a core, so the budget adapts: each
+//! thread doubles it when a spin paid off and halves it when it did not, between [`MIN_BUDGET`]
+//! and [`MAX_BUDGET`].
+//!
+//! After the first [`PAUSE_PHASE`] the spin yields the CPU between checks, so with more ready
+//! threads than cores the sender it is waiting for can run.
+
+use std::time::{Duration, Instant};
+
+/// The longest a receiver spins: about the cost of a park and a wake on these 2-core machines.
+pub(crate) const MAX_BUDGET: Duration = Duration::from_micros(50);
+/// The shortest spin, kept for receivers whose spins have not been paying off.
+pub(crate) const MIN_BUDGET: Duration = Duration::from_micros(1);
+/// How long to spin on `pause` alone before also yielding to other threads.
+const PAUSE_PHASE: Duration = Duration::from_micros(4);
+/// Checks between two reads of the clock (`Instant::now` costs ~20 ns; a check a few).
+const CHECKS_PER_CLOCK_READ: u32 = 32;
+
+#[cfg(not(loom))]
+thread_local! {
+    /// This thread's current budget in nanoseconds.
+    static BUDGET_NANOS: std::cell::Cell<u32> = const { std::cell::Cell::new(MAX_BUDGET.as_nanos() as u32) };
+}
+
+/// Spins until `ready()` returns true, the thread's budget is spent, or `deadline` passes.
+/// Returns whether `ready()` became true, and adapts the budget to the outcome.
+#[cfg(not(loom))]
+pub(crate) fn spin_until(deadline: Option<Instant>, mut ready: impl FnMut() -> bool) -> bool {
+    let budget = Duration::from_nanos(u64::from(BUDGET_NANOS.get()));
+    let start = Instant::now();
+    let mut end = start + budget;
+    if let Some(deadline) = deadline {
+        end = end.min(deadline);
+    }
+    let pause_end = start + PAUSE_PHASE;
+    let ready = 'spin: loop {
+        for _ in 0..CHECKS_PER_CLOCK_READ {
+            if ready() {
+                break 'spin true;
+            }
+            std::hint::spin_loop();
+        }
+        let now = Instant::now();
+        if now >= end {
+            break false;
+        }
+        if now >= pause_end {
+            std::thread::yield_now();
+        }
+    };
+    let budget = if ready { budget * 2 } else { budget / 2 };
+    BUDGET_NANOS.set(budget.clamp(MIN_BUDGET, MAX_BUDGET).as_nanos() as u32);
+    ready
+}
+
+/// Under loom a spin is one check: spinning only multiplies the interleavings to explore, and
+/// parking covers every outcome a spin could have.
+#[cfg(loom)]
+pub(crate) fn spin_until(_deadline: Option<Instant>, mut ready: impl FnMut() -> bool) -> bool {
+    ready()
+}
+
+#[cfg(all(test, not(loom)))]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn budget_shrinks_when_spins_fail_and_grows_when_they_pay() {
+        std::thread::spawn(|| {
+            for _ in 0..10 {
+                assert!(!spin_until(None, || false));
+            }
+            assert_eq!(BUDGET_NANOS.get(), MIN_BUDGET.as_nanos() as u32);
+            for _ in 0..10 {
+                assert!(spin_until(None, || true));
+            }
+            assert_eq!(BUDGET_NANOS.get(), MAX_BUDGET.as_nanos() as u32);
+        })
+        .join()
+        .unwrap();
+    }
+
+    #[test]
+    fn spin_gives_up_at_a_passed_deadline_and_reports_readiness() {
+        assert!(!spin_until(Some(Instant::now()), || false));
+        let mut checks = 0;
+        assert!(spin_until(None, || {
+            checks += 1;
+            checks == 100
+        }));
+    }
+}

@@ -1,0 +1,61 @@
+//! Who to wake: the handle a blocked receiver leaves in a packet's state word.
+//!
+//! A waiter travels as an `Arc<Waiter>` turned into a raw pointer and stored in the state word
+//! itself (see `packet`). Whoever swaps the pointer out of the word owns that reference, so a
+//! sender can wake the receiver without touching the packet again, and the receiver is free to
+//! release the packet the moment it sees the message. Today a waiter is a parked thread; an
+//! async task's `Waker` becomes a second variant of [`Waiter`] without changing the protocol.
+
+use crate::sync::{Arc, thread};
+
+/// A parked receiver, woken by the peer that settles the packet it waits on.
+#[derive(Debug)]
+pub(crate) enum Waiter {
+    /// A thread blocked in `recv`, `recv_timeout` or a select.
+    Thread(thread::Thread),
+}
+
+impl Waiter {
+    /// The waiter of the current thread. Outside loom it is created once per thread and shared,
+    /// so blocking costs a reference-count increment, not an allocation.
+    pub(crate) fn current() -> Arc<Waiter> {
+        #[cfg(not(loom))]
+        {
+            thread_local! {
+                static CURRENT: Arc<Waiter> = Arc::new(Waiter::Thread(thread::current()));
+            }
+            CURRENT.with(Arc::clone)
+        }
+        #[cfg(loom)]
+        {
+            Arc::new(Waiter::Thread(thread::current()))
+        }
+    }
+
+    /// Wakes the waiter. Waking a thread that is not parked is harmless: its next park returns
+    /// at once and it re-checks its condition.
+    pub(crate) fn wake(&self) {
+        match self {
+            Waiter::Thread(thread) => thread.unpark(),
+        }
+    }
+
+    /// Turns a waiter into the word stored in a packet's state. The word is never 0, 1 or 2
+    /// (the other states), because an `Arc`'s data pointer is non-null and aligned to 8.
+    pub(crate) fn into_word(waiter: Arc<Waiter>) -> usize {
+        Arc::into_raw(waiter) as usize
+    }
+
+    /// Takes back the reference that [`Waiter::into_word`] stored.
+    ///
+    /// # Safety
+    /// `word` came from `into_word` and the caller owns it: it swapped or compare-exchanged it
+    /// out of a state word, so nobody else will take it back.
+    pub(crate) unsafe fn from_word(word: usize) -> Arc<Waiter> {
+        // SAFETY: the caller guarantees `word` is a pointer from `Arc::into_raw` whose reference
+        // it now owns exclusively.
+        unsafe { Arc::from_raw(word as *const Waiter) }
+    }
+}
+
+const _: () = assert!(std::mem::align_of::<Waiter>() >= 4, "state words 1 and 2 must stay free");

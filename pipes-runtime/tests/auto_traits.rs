@@ -1,0 +1,43 @@
+//! Endpoints are `Send` when their payloads are, and never `Sync`: each is owned by one thread.
+
+use pipes_runtime::__private::{RecvPacket, SendPacket};
+use pipes_runtime::{Chan, ChanOne, Port, PortOne, RecvError, SendError};
+
+fn is_send<T: Send>() {}
+
+/// Fails to compile if `T` is `Sync`, by making the impl ambiguous (the static_assertions trick).
+fn not_sync<T: ?Sized>() {
+    trait AmbiguousIfSync<A> {
+        fn check() {}
+    }
+    impl<T: ?Sized> AmbiguousIfSync<()> for T {}
+    #[allow(dead_code)]
+    struct Invalid;
+    impl<T: ?Sized + Sync> AmbiguousIfSync<Invalid> for T {}
+    <T as AmbiguousIfSync<_>>::check();
+}
+
+#[test]
+fn endpoints_are_send_and_not_sync() {
+    is_send::<Chan<String>>();
+    is_send::<Port<String>>();
+    is_send::<ChanOne<String>>();
+    is_send::<PortOne<String>>();
+    is_send::<SendPacket<String>>();
+    is_send::<RecvPacket<String>>();
+    not_sync::<Chan<String>>();
+    not_sync::<Port<String>>();
+    not_sync::<ChanOne<String>>();
+    not_sync::<PortOne<String>>();
+    not_sync::<SendPacket<String>>();
+    not_sync::<RecvPacket<String>>();
+}
+
+#[test]
+fn errors_are_send_sync_and_static() {
+    fn is_error<E: std::error::Error + Send + Sync + 'static>() {}
+    is_error::<RecvError>();
+    is_error::<SendError<String>>();
+    is_error::<pipes_runtime::TryRecvError>();
+    is_error::<pipes_runtime::RecvTimeoutError>();
+}
