@@ -169,7 +169,10 @@ mod tests {
     fn recv_error_names_protocol_and_state() {
         let error = RecvError::new("bank", "LoginResponse");
         let text = error.to_string();
-        assert!(text.contains("`bank`") && text.contains("`LoginResponse`"), "{text}");
+        assert!(
+            text.contains("`bank`") && text.contains("`LoginResponse`"),
+            "{text}"
+        );
         assert_eq!((error.protocol(), error.state()), ("bank", "LoginResponse"));
     }
 

@@ -126,11 +126,11 @@ unsafe impl<T: Send> Send for SendPacket<T> {}
 impl<T> SendPacket<T> {
     /// Sends `message`. Never blocks. If the receiver is gone the message is handed back.
     pub fn send(self, message: T) -> Result<(), T> {
-        let packet = self.packet;
+        let ptr = self.packet;
         mem::forget(self);
         // SAFETY: we are the only sender and have not made our final transition, so the packet
         // is alive, and the receiver reads the slot only after it sees `FULL`.
-        let packet = unsafe { packet.as_ref() };
+        let packet = unsafe { ptr.as_ref() };
         packet.payload.with_mut(|slot| {
             // SAFETY: as above, nobody else accesses the slot until the swap below.
             unsafe { (*slot).write(message) };
@@ -145,7 +145,7 @@ impl<T> SendPacket<T> {
                     unsafe { (*slot).assume_init_read() }
                 });
                 // SAFETY: the receiver terminated before us and the slot is moved out.
-                unsafe { free(NonNull::from(packet)) };
+                unsafe { free(ptr) };
                 Err(message)
             }
             FULL => unreachable!("a packet is sent at most once"),
@@ -301,7 +301,9 @@ impl<T> RecvPacket<T> {
             // visible, and the sender never touches the packet again: we own it.
             let packet = unsafe { packet.as_ref() };
             // SAFETY: as above; the slot holds the initialised message.
-            packet.payload.with_mut(|slot| unsafe { (*slot).assume_init_read() })
+            packet
+                .payload
+                .with_mut(|slot| unsafe { (*slot).assume_init_read() })
         });
         // SAFETY: the sender made its final transition before us and the slot is moved out.
         unsafe { free(packet) };

@@ -58,4 +58,7 @@ impl Waiter {
     }
 }
 
-const _: () = assert!(std::mem::align_of::<Waiter>() >= 4, "state words 1 and 2 must stay free");
+const _: () = assert!(
+    std::mem::align_of::<Waiter>() >= 4,
+    "state words 1 and 2 must stay free"
+);

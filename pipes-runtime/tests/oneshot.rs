@@ -57,7 +57,11 @@ fn recv_timeout_expires_hands_back_the_port_then_send_then_recv() {
 #[test]
 fn recv_timeout_expires_then_sender_drops_then_recv_fails() {
     let (port, chan) = oneshot::<u8>();
-    let port = port.recv_timeout(Duration::ZERO).unwrap_err().into_endpoint().unwrap();
+    let port = port
+        .recv_timeout(Duration::ZERO)
+        .unwrap_err()
+        .into_endpoint()
+        .unwrap();
     drop(chan);
     assert!(port.recv().is_err());
 }
@@ -65,8 +69,16 @@ fn recv_timeout_expires_then_sender_drops_then_recv_fails() {
 #[test]
 fn recv_timeout_twice_then_send() {
     let (port, chan) = oneshot();
-    let port = port.recv_timeout(Duration::from_millis(1)).unwrap_err().into_endpoint().unwrap();
-    let port = port.recv_timeout(Duration::from_millis(1)).unwrap_err().into_endpoint().unwrap();
+    let port = port
+        .recv_timeout(Duration::from_millis(1))
+        .unwrap_err()
+        .into_endpoint()
+        .unwrap();
+    let port = port
+        .recv_timeout(Duration::from_millis(1))
+        .unwrap_err()
+        .into_endpoint()
+        .unwrap();
     chan.send(5).unwrap();
     assert_eq!(port.recv_timeout(LONG).unwrap(), 5);
 }
@@ -83,21 +95,30 @@ fn sender_drops_then_recv_fails_naming_the_state() {
 fn sender_drops_then_try_recv_is_disconnected() {
     let (port, chan) = oneshot::<u8>();
     drop(chan);
-    assert!(matches!(port.try_recv(), Err(TryRecvError::Disconnected(_))));
+    assert!(matches!(
+        port.try_recv(),
+        Err(TryRecvError::Disconnected(_))
+    ));
 }
 
 #[test]
 fn sender_drops_then_recv_timeout_is_disconnected() {
     let (port, chan) = oneshot::<u8>();
     drop(chan);
-    assert!(matches!(port.recv_timeout(LONG), Err(RecvTimeoutError::Disconnected(_))));
+    assert!(matches!(
+        port.recv_timeout(LONG),
+        Err(RecvTimeoutError::Disconnected(_))
+    ));
 }
 
 #[test]
 fn receiver_drops_then_send_hands_the_message_back() {
     let (port, chan) = oneshot();
     drop(port);
-    assert_eq!(chan.send(String::from("back")).unwrap_err().into_inner(), "back");
+    assert_eq!(
+        chan.send(String::from("back")).unwrap_err().into_inner(),
+        "back"
+    );
 }
 
 #[test]

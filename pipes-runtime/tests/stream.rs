@@ -28,7 +28,10 @@ fn messages_sent_before_the_chan_drops_are_still_received() {
     drop(chan);
     assert_eq!(port.recv().unwrap(), 1);
     assert_eq!(port.try_recv().unwrap(), 2);
-    assert!(matches!(port.try_recv(), Err(TryRecvError::Disconnected(_))));
+    assert!(matches!(
+        port.try_recv(),
+        Err(TryRecvError::Disconnected(_))
+    ));
     let error = port.recv().unwrap_err();
     assert_eq!((error.protocol(), error.state()), ("stream", "Open"));
 }

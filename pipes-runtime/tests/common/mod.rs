@@ -36,11 +36,8 @@ impl Drop for Counted {
 
 /// Long enough that the other thread is surely blocked (used only to order events; no test
 /// asserts on time).
-pub const SETTLE: std::time::Duration = std::time::Duration::from_millis(if cfg!(miri) {
-    1
-} else {
-    30
-});
+pub const SETTLE: std::time::Duration =
+    std::time::Duration::from_millis(if cfg!(miri) { 1 } else { 30 });
 
 /// Scales a test size down under Miri, which runs ~1000x slower.
 pub const fn size(normal: usize, miri: usize) -> usize {

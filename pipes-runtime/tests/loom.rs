@@ -1,0 +1,131 @@
+//! Loom models of the packet's races: send, receive, receive with a timeout, and drop on either
+//! side, in every interleaving loom can find. Run with
+//! `RUSTFLAGS="--cfg loom" cargo test -p pipes-runtime --test loom --release`.
+#![cfg(loom)]
+
+use std::sync::Arc;
+use std::sync::atomic::{AtomicUsize, Ordering};
+use std::time::Duration;
+
+use loom::thread;
+use pipes_runtime::{RecvTimeoutError, oneshot, stream};
+
+/// Counts drops, so a model can check each message is dropped exactly once.
+struct Counted(Arc<AtomicUsize>);
+
+impl Drop for Counted {
+    fn drop(&mut self) {
+        self.0.fetch_add(1, Ordering::SeqCst);
+    }
+}
+
+#[test]
+fn send_races_recv() {
+    loom::model(|| {
+        let (port, chan) = oneshot();
+        let sender = thread::spawn(move || chan.send(1u8).unwrap());
+        assert_eq!(port.recv().unwrap(), 1);
+        sender.join().unwrap();
+    });
+}
+
+#[test]
+fn sender_drop_races_recv() {
+    loom::model(|| {
+        let (port, chan) = oneshot::<u8>();
+        let sender = thread::spawn(move || drop(chan));
+        assert!(port.recv().is_err());
+        sender.join().unwrap();
+    });
+}
+
+#[test]
+fn send_races_receiver_drop_and_the_message_is_dropped_once() {
+    loom::model(|| {
+        let drops = Arc::new(AtomicUsize::new(0));
+        let (port, chan) = oneshot();
+        let message = Counted(drops.clone());
+        let sender = thread::spawn(move || chan.send(message).map_err(|e| e.into_inner()));
+        drop(port);
+        let handed_back = sender.join().unwrap();
+        assert_eq!(
+            drops.load(Ordering::SeqCst),
+            usize::from(handed_back.is_ok())
+        );
+        drop(handed_back);
+        assert_eq!(drops.load(Ordering::SeqCst), 1);
+    });
+}
+
+#[test]
+fn both_ends_drop_at_once() {
+    loom::model(|| {
+        let (port, chan) = oneshot::<u8>();
+        let sender = thread::spawn(move || drop(chan));
+        drop(port);
+        sender.join().unwrap();
+    });
+}
+
+#[test]
+fn recv_timeout_races_send() {
+    loom::model(|| {
+        let (port, chan) = oneshot();
+        let sender = thread::spawn(move || chan.send(5u8).unwrap());
+        match port.recv_timeout(Duration::from_millis(1)) {
+            Ok(value) => assert_eq!(value, 5),
+            Err(RecvTimeoutError::Timeout(port)) => assert_eq!(port.recv().unwrap(), 5),
+            Err(RecvTimeoutError::Disconnected(_)) => panic!("the sender sent"),
+        }
+        sender.join().unwrap();
+    });
+}
+
+#[test]
+fn recv_timeout_races_sender_drop() {
+    loom::model(|| {
+        let (port, chan) = oneshot::<u8>();
+        let sender = thread::spawn(move || drop(chan));
+        match port.recv_timeout(Duration::from_millis(1)) {
+            Ok(_) => panic!("nothing was sent"),
+            Err(RecvTimeoutError::Timeout(port)) => assert!(port.recv().is_err()),
+            Err(RecvTimeoutError::Disconnected(_)) => {}
+        }
+        sender.join().unwrap();
+    });
+}
+
+#[test]
+fn stream_of_two_then_hang_up() {
+    loom::model(|| {
+        let (port, chan) = stream();
+        let sender = thread::spawn(move || {
+            chan.send(1u8).unwrap();
+            chan.send(2).unwrap();
+        });
+        assert_eq!(port.recv().unwrap(), 1);
+        assert_eq!(port.recv().unwrap(), 2);
+        assert!(port.recv().is_err());
+        sender.join().unwrap();
+    });
+}
+
+#[test]
+fn stream_port_drops_while_the_chan_sends() {
+    loom::model(|| {
+        let drops = Arc::new(AtomicUsize::new(0));
+        let (port, chan) = stream();
+        let sender = {
+            let drops = drops.clone();
+            thread::spawn(move || {
+                let first = chan.send(Counted(drops.clone())).is_ok();
+                let second = chan.send(Counted(drops)).is_ok();
+                // Once a send fails, every later one does.
+                assert!(first || !second);
+            })
+        };
+        drop(port);
+        sender.join().unwrap();
+        assert_eq!(drops.load(Ordering::SeqCst), 2);
+    });
+}
