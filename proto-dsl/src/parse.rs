@@ -1,0 +1,421 @@
+//! The parser: source text to AST. pest (driven by `grammar.pest`) finds the structure and the
+//! byte ranges; syn parses each Rust fragment (types, generic parameters, type arguments,
+//! attributes, visibility). Fragment errors are all collected; a syntax error stops the parse.
+
+use std::num::NonZeroUsize;
+
+use pest::Parser as _;
+use pest::iterators::Pair;
+use syn::punctuated::Punctuated;
+
+use crate::ast::{
+    Attribute, Direction, Doc, File, GenericParam, Generics, Message, Meta, Name, Next, Protocol,
+    RustType, Span, State, TypeArg,
+};
+use crate::diagnostic::{Diagnostic, Diagnostics};
+
+mod grammar {
+    //! The pest-generated parser; private, so its `Rule` enum is no part of the API.
+    #[derive(pest_derive::Parser)]
+    #[grammar = "grammar.pest"]
+    pub(crate) struct ProtoParser;
+}
+
+use grammar::{ProtoParser, Rule};
+
+/// The deepest bracket nesting accepted. syn parses nested types recursively and has no depth
+/// limit of its own, so an absurdly nested input could overflow the stack: it is refused
+/// before any parser sees it. Real protocols stay far below this.
+pub const MAX_NESTING: usize = 64;
+
+/// pest's budget of rule calls for one parse. It bounds the time a hostile input can take;
+/// a generated 10,000-state protocol needs well under a tenth of it.
+pub const CALL_LIMIT: usize = 50_000_000;
+
+/// The lint name that lets a protocol or a state be unreachable.
+pub const ALLOW_UNREACHABLE: &str = "unreachable_states";
+
+/// Parses a source (a `*.pipes` file, or the body of a `proto!` invocation) into its AST.
+/// Returns every error found in Rust fragments, or the first syntax error.
+pub fn parse(source: &str) -> Result<File, Diagnostics> {
+    if let Some(error) = nesting_guard(source) {
+        return Err(Diagnostics(vec![error]));
+    }
+    // The limit is process-wide in pest; setting it on every parse keeps it in force even if
+    // another pest user in the process changed it.
+    pest::set_call_limit(NonZeroUsize::new(CALL_LIMIT));
+    let mut pairs = match ProtoParser::parse(Rule::file, source) {
+        Ok(pairs) => pairs,
+        Err(error) => return Err(Diagnostics(vec![syntax_error(&error, source)])),
+    };
+    let mut cx = Cx { errors: Vec::new() };
+    let mut protocols = Vec::new();
+    if let Some(file) = pairs.next() {
+        for pair in file.into_inner() {
+            if pair.as_rule() == Rule::protocol {
+                protocols.push(cx.protocol(pair));
+            }
+        }
+    }
+    if cx.errors.is_empty() {
+        Ok(File { protocols, span: 0..source.len() })
+    } else {
+        let mut errors = Diagnostics(cx.errors);
+        errors.sort();
+        Err(errors)
+    }
+}
+
+fn span_of(pair: &Pair<'_, Rule>) -> Span {
+    let span = pair.as_span();
+    span.start()..span.end()
+}
+
+fn name_of(pair: &Pair<'_, Rule>) -> Name {
+    Name { text: pair.as_str().to_string(), span: span_of(pair) }
+}
+
+/// Refuses sources nested deeper than [`MAX_NESTING`], counting brackets outside comments and
+/// string literals (block comments nest too, and pest recurses on them).
+fn nesting_guard(source: &str) -> Option<Diagnostic> {
+    let bytes = source.as_bytes();
+    let mut depth = 0usize;
+    let mut i = 0;
+    while i < bytes.len() {
+        let b = bytes[i];
+        let next = bytes.get(i + 1).copied();
+        match (b, next) {
+            (b'/', Some(b'/')) => {
+                while i < bytes.len() && bytes[i] != b'\n' {
+                    i += 1;
+                }
+                continue;
+            }
+            (b'"', _) => {
+                i += 1;
+                while i < bytes.len() && bytes[i] != b'"' {
+                    i += if bytes[i] == b'\\' { 2 } else { 1 };
+                }
+            }
+            (b'-' | b'=', Some(b'>')) => i += 1,
+            (b'/', Some(b'*')) | (b'(' | b'[' | b'{' | b'<', _) => {
+                depth += 1;
+                if depth > MAX_NESTING {
+                    return Some(
+                        Diagnostic::error(
+                            format!("brackets nested more than {MAX_NESTING} deep"),
+                            i..i + 1,
+                            "too deep",
+                        )
+                        .with_help("protocols and their types are never nested this deep; is a bracket left open?"),
+                    );
+                }
+                if b == b'/' {
+                    i += 1;
+                }
+            }
+            (b'*', Some(b'/')) | (b')' | b']' | b'}' | b'>', _) => {
+                depth = depth.saturating_sub(1);
+                if b == b'*' {
+                    i += 1;
+                }
+            }
+            _ => {}
+        }
+        i += 1;
+    }
+    None
+}
+
+/// What a grammar rule is called in an "expected ..." message.
+fn describe(rule: Rule) -> &'static str {
+    match rule {
+        Rule::protocol => "a protocol",
+        Rule::visibility | Rule::kw_pub => "`pub`",
+        Rule::name => "a name",
+        Rule::open_brace => "`{`",
+        Rule::close_brace => "`}`",
+        Rule::state => "a state",
+        Rule::direction => "`send` or `recv`",
+        Rule::generics => "`<`",
+        Rule::generic_param => "a generic parameter",
+        Rule::message => "a message",
+        Rule::payload => "`(`",
+        Rule::rust_type => "a type",
+        Rule::arrow => "`->`",
+        Rule::end => "`!`",
+        Rule::target => "a state name",
+        Rule::type_args => "`<`",
+        Rule::generic_arg => "a type argument",
+        Rule::close_angle => "`>`",
+        Rule::close_paren => "`)`",
+        Rule::doc_comment | Rule::doc_text => "a doc comment",
+        Rule::attribute => "an attribute",
+        Rule::EOI => "end of input",
+        Rule::paren_group => "`(`",
+        Rule::bracket_group => "`[`",
+        Rule::brace_group => "`{`",
+        _ => "a token",
+    }
+}
+
+/// The token found where the parser gave up, for "found ..." and for the caret's width.
+fn found_at(source: &str, pos: usize) -> (Span, String) {
+    let rest = source.get(pos..).unwrap_or("");
+    let Some(first) = rest.chars().next() else {
+        return (pos..pos, "end of input".to_string());
+    };
+    let len = if first.is_alphanumeric() || first == '_' {
+        rest.find(|c: char| !(c.is_alphanumeric() || c == '_')).unwrap_or(rest.len())
+    } else if rest.starts_with("->") {
+        2
+    } else {
+        first.len_utf8()
+    };
+    let token = &rest[..len];
+    (pos..pos + len, format!("`{}`", token.escape_debug()))
+}
+
+fn syntax_error(error: &pest::error::Error<Rule>, source: &str) -> Diagnostic {
+    use pest::error::{ErrorVariant, InputLocation};
+    let pos = match error.location {
+        InputLocation::Pos(pos) => pos,
+        InputLocation::Span((start, _)) => start,
+    };
+    let (span, found) = found_at(source, pos);
+    match &error.variant {
+        ErrorVariant::ParsingError { positives, .. } => {
+            let mut expected: Vec<&str> = Vec::new();
+            for rule in positives {
+                let text = describe(*rule);
+                if !expected.contains(&text) {
+                    expected.push(text);
+                }
+            }
+            let list = match expected.as_slice() {
+                [] => "something else".to_string(),
+                [one] => (*one).to_string(),
+                [init @ .., last] => format!("{} or {last}", init.join(", ")),
+            };
+            Diagnostic::error(format!("expected {list}, found {found}"), span, format!("expected {list}"))
+        }
+        ErrorVariant::CustomError { message } => Diagnostic::error(
+            format!("the parser gave up: {message}"),
+            span,
+            "here",
+        )
+        .with_help("the input is too large or too deeply nested to parse"),
+    }
+}
+
+/// The parse in progress: the errors found so far in Rust fragments.
+struct Cx {
+    errors: Vec<Diagnostic>,
+}
+
+impl Cx {
+    /// Parses a Rust fragment with syn, reporting failure at the fragment.
+    fn syn<T: syn::parse::Parse>(&mut self, pair: &Pair<'_, Rule>, what: &str) -> Option<T> {
+        self.syn_with(pair, what, T::parse)
+    }
+
+    fn syn_with<T>(&mut self, pair: &Pair<'_, Rule>, what: &str, parser: impl syn::parse::Parser<Output = T>) -> Option<T> {
+        match parser.parse_str(pair.as_str()) {
+            Ok(value) => Some(value),
+            Err(error) => {
+                self.errors.push(Diagnostic::error(
+                    format!("invalid {what} `{}`: {error}", pair.as_str()),
+                    span_of(pair),
+                    format!("not a valid {what}"),
+                ));
+                None
+            }
+        }
+    }
+
+    fn meta(&mut self, meta: &mut Meta, pair: &Pair<'_, Rule>) {
+        match pair.as_rule() {
+            Rule::doc_comment => {
+                let text = pair.clone().into_inner().next().map_or("", |t| t.as_str());
+                meta.docs.push(Doc { text: text.to_string(), span: span_of(pair) });
+            }
+            Rule::attribute => {
+                if let Some(attrs) = self.syn_with(pair, "attribute", syn::Attribute::parse_outer) {
+                    meta.attrs.extend(attrs.into_iter().map(|syn| Attribute { syn, span: span_of(pair) }));
+                }
+            }
+            _ => {}
+        }
+    }
+
+    fn protocol(&mut self, pair: Pair<'_, Rule>) -> Protocol {
+        let span = span_of(&pair);
+        let mut meta = Meta::default();
+        let mut vis = syn::Visibility::Inherited;
+        let mut vis_span = None;
+        let mut name = Name { text: String::new(), span: span.clone() };
+        let mut states = Vec::new();
+        for inner in pair.into_inner() {
+            match inner.as_rule() {
+                Rule::doc_comment | Rule::attribute => self.meta(&mut meta, &inner),
+                Rule::visibility => {
+                    if let Some(v) = self.syn(&inner, "visibility") {
+                        vis = v;
+                    }
+                    vis_span = Some(span_of(&inner));
+                }
+                Rule::name => name = name_of(&inner),
+                Rule::state => states.push(self.state(inner)),
+                _ => {}
+            }
+        }
+        let allow_unreachable = take_allow_unreachable(&mut meta);
+        Protocol { meta, allow_unreachable, vis, vis_span, name, states, span }
+    }
+
+    fn state(&mut self, pair: Pair<'_, Rule>) -> State {
+        let span = span_of(&pair);
+        let mut meta = Meta::default();
+        let mut name = Name { text: String::new(), span: span.clone() };
+        let mut direction_word = None;
+        let mut generics = Generics::empty();
+        let mut messages = Vec::new();
+        for inner in pair.into_inner() {
+            match inner.as_rule() {
+                Rule::doc_comment | Rule::attribute => self.meta(&mut meta, &inner),
+                Rule::name => name = name_of(&inner),
+                Rule::direction => direction_word = inner.into_inner().next().map(|w| name_of(&w)),
+                Rule::generics => generics = self.generics(inner),
+                Rule::message => messages.push(self.message(inner)),
+                _ => {}
+            }
+        }
+        let direction = direction_word.as_ref().and_then(|w| match w.text.as_str() {
+            "send" => Some(Direction::Send),
+            "recv" => Some(Direction::Recv),
+            _ => None,
+        });
+        let allow_unreachable = take_allow_unreachable(&mut meta);
+        State { meta, allow_unreachable, name, direction_word, direction, generics, messages, span }
+    }
+
+    fn generics(&mut self, pair: Pair<'_, Rule>) -> Generics {
+        let span = span_of(&pair);
+        let mut params = Vec::new();
+        for inner in pair.into_inner().filter(|p| p.as_rule() == Rule::generic_param) {
+            if let Some(syn) = self.syn::<syn::GenericParam>(&inner, "generic parameter") {
+                let name = match &syn {
+                    syn::GenericParam::Type(t) => t.ident.to_string(),
+                    syn::GenericParam::Lifetime(l) => l.lifetime.to_string(),
+                    syn::GenericParam::Const(c) => c.ident.to_string(),
+                };
+                params.push(GenericParam { syn, name, span: span_of(&inner) });
+            }
+        }
+        let syn = syn::Generics {
+            lt_token: Some(Default::default()),
+            params: params.iter().map(|p| p.syn.clone()).collect::<Punctuated<_, syn::Token![,]>>(),
+            gt_token: Some(Default::default()),
+            where_clause: None,
+        };
+        Generics { syn, params, span: Some(span) }
+    }
+
+    fn message(&mut self, pair: Pair<'_, Rule>) -> Message {
+        let span = span_of(&pair);
+        let mut meta = Meta::default();
+        let mut name = Name { text: String::new(), span: span.clone() };
+        let mut payload = Vec::new();
+        let mut next = Next::End { span: span.clone() };
+        for inner in pair.into_inner() {
+            match inner.as_rule() {
+                Rule::doc_comment | Rule::attribute => self.meta(&mut meta, &inner),
+                Rule::name => name = name_of(&inner),
+                Rule::payload => {
+                    for ty in inner.into_inner().filter(|p| p.as_rule() == Rule::rust_type) {
+                        if let Some(syn) = self.syn::<syn::Type>(&ty, "type") {
+                            payload.push(RustType { syn, span: span_of(&ty) });
+                        }
+                    }
+                }
+                Rule::end => next = Next::End { span: span_of(&inner) },
+                Rule::target => next = self.target(inner),
+                _ => {}
+            }
+        }
+        Message { meta, name, payload, next, span }
+    }
+
+    fn target(&mut self, pair: Pair<'_, Rule>) -> Next {
+        let mut name = Name { text: String::new(), span: span_of(&pair) };
+        let mut args = Vec::new();
+        let mut args_span = None;
+        for inner in pair.into_inner() {
+            match inner.as_rule() {
+                Rule::name => name = name_of(&inner),
+                Rule::type_args => {
+                    args_span = Some(span_of(&inner));
+                    for arg in inner.into_inner().filter(|p| p.as_rule() == Rule::generic_arg) {
+                        if let Some(syn) = self.syn::<syn::GenericArgument>(&arg, "type argument") {
+                            args.push(TypeArg { syn, span: span_of(&arg) });
+                        }
+                    }
+                }
+                _ => {}
+            }
+        }
+        Next::State { name, args, args_span }
+    }
+}
+
+/// Takes `unreachable_states` out of the `#[allow(...)]` attributes (rustc does not know that
+/// lint, so it must not reach the generated code) and returns where it was written.
+fn take_allow_unreachable(meta: &mut Meta) -> Option<Span> {
+    let mut found = None;
+    let mut kept = Vec::with_capacity(meta.attrs.len());
+    for mut attr in std::mem::take(&mut meta.attrs) {
+        if attr.syn.path().is_ident("allow") {
+            let lints = attr
+                .syn
+                .parse_args_with(Punctuated::<syn::Path, syn::Token![,]>::parse_terminated)
+                .unwrap_or_default();
+            if lints.iter().any(|l| l.is_ident(ALLOW_UNREACHABLE)) {
+                found = Some(attr.span.clone());
+                let rest: Vec<&syn::Path> = lints.iter().filter(|l| !l.is_ident(ALLOW_UNREACHABLE)).collect();
+                if rest.is_empty() {
+                    continue;
+                }
+                attr.syn = syn::parse_quote!(#[allow(#(#rest),*)]);
+            }
+        }
+        kept.push(attr);
+    }
+    meta.attrs = kept;
+    found
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn nesting_guard_counts_brackets_but_not_comments_or_strings() {
+        let deep = format!("p {{ S: send {{ M({}u8{}) -> ! }} }}", "(".repeat(70), ")".repeat(70));
+        let error = parse(&deep).unwrap_err();
+        assert!(error.0[0].message.contains("nested more than 64"), "{error}");
+        let commented = format!("/// {}\np {{ S: send {{ M(\"{}\") -> ! }} }}", "(".repeat(70), "[".repeat(70));
+        // The string is not a type, so syn refuses it, but the guard let it through.
+        let error = parse(&commented).unwrap_err();
+        assert!(error.0[0].message.starts_with("invalid type"), "{error}");
+    }
+
+    #[test]
+    fn allow_unreachable_is_consumed_and_other_lints_kept() {
+        let file = parse("#[allow(unreachable_states, dead_code)] p { S: send { M -> ! } }").unwrap();
+        let p = &file.protocols[0];
+        assert_eq!(p.allow_unreachable, Some(0..39));
+        assert_eq!(p.meta.attrs.len(), 1);
+        let attr = &p.meta.attrs[0].syn;
+        assert_eq!(quote::quote!(#attr).to_string(), "# [allow (dead_code)]");
+    }
+}
