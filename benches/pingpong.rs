@@ -1,1 +1,222 @@
-fn main(){}
+//! Pingpong: two threads bounce a counter back and forth, so each round trip is two hand-offs
+//! to a thread that is waiting for it. This measures the latency of a hand-off, the case where
+//! the wait policy (spin, yield or park) decides everything.
+//!
+//! Run: `cargo bench --bench pingpong [-- ROUND_TRIPS [REPEATS]]` (defaults 1000000 and 3).
+//! Every implementation runs in the same process, interleaved, `REPEATS` times; the table shows
+//! the median. Slow implementations get fewer round trips (about two seconds' worth, at least
+//! 20,000), so the whole run stays short; the count used is printed.
+
+use std::thread;
+use std::time::{Duration, Instant};
+
+use pipes::{ChanOne, oneshot, stream};
+
+/// How long one measurement of one implementation should take at most.
+const TARGET: Duration = Duration::from_secs(2);
+/// The fewest round trips a measurement may use.
+const MIN_ROUND_TRIPS: u64 = 20_000;
+
+/// One implementation: runs `n` round trips between the calling thread and a spawned one.
+struct Implementation {
+    name: &'static str,
+    run: fn(u64),
+}
+
+fn pipes_streams(n: u64) {
+    let (ping_port, ping_chan) = stream::<u64>();
+    let (pong_port, pong_chan) = stream::<u64>();
+    let echo = thread::spawn(move || {
+        for x in ping_port.iter() {
+            pong_chan.send(x + 1).unwrap();
+        }
+    });
+    for i in 0..n {
+        ping_chan.send(i).unwrap();
+        assert_eq!(pong_port.recv().unwrap(), i + 1);
+    }
+    drop(ping_chan);
+    echo.join().unwrap();
+}
+
+/// A counter and the oneshot to answer on: every message travels on a fresh oneshot.
+struct Ball(u64, ChanOne<Ball>);
+
+fn pipes_oneshots(n: u64) {
+    let (first_port, first_chan) = oneshot::<Ball>();
+    let echo = thread::spawn(move || {
+        let mut port = first_port;
+        while let Ok(Ball(x, back)) = port.recv() {
+            let (next_port, next_chan) = oneshot();
+            if back.send(Ball(x + 1, next_chan)).is_err() {
+                break;
+            }
+            port = next_port;
+        }
+    });
+    let mut chan = first_chan;
+    for i in 0..n {
+        let (port, back) = oneshot();
+        assert!(chan.send(Ball(i, back)).is_ok());
+        let Ball(x, next) = port.recv().unwrap();
+        assert_eq!(x, i + 1);
+        chan = next;
+    }
+    drop(chan);
+    echo.join().unwrap();
+}
+
+/// The same two-channel pingpong for any channel crate whose endpoints look alike.
+macro_rules! peer {
+    ($name:ident, $make:expr) => {
+        fn $name(n: u64) {
+            let (ping_tx, ping_rx) = $make;
+            let (pong_tx, pong_rx) = $make;
+            let echo = thread::spawn(move || {
+                while let Ok(x) = ping_rx.recv() {
+                    pong_tx.send(x + 1).unwrap();
+                }
+            });
+            for i in 0..n {
+                ping_tx.send(i).unwrap();
+                assert_eq!(pong_rx.recv().unwrap(), i + 1);
+            }
+            drop(ping_tx);
+            echo.join().unwrap();
+        }
+    };
+}
+
+peer!(crossbeam_unbounded, crossbeam_channel::unbounded::<u64>());
+peer!(crossbeam_bounded1, crossbeam_channel::bounded::<u64>(1));
+peer!(std_mpsc, std::sync::mpsc::channel::<u64>());
+peer!(flume_unbounded, flume::unbounded::<u64>());
+peer!(kanal_unbounded, kanal::unbounded::<u64>());
+
+const BASELINE: &str = "crossbeam-channel unbounded";
+
+const IMPLEMENTATIONS: &[Implementation] = &[
+    Implementation {
+        name: "pipes stream pair",
+        run: pipes_streams,
+    },
+    Implementation {
+        name: "pipes oneshot per message",
+        run: pipes_oneshots,
+    },
+    Implementation {
+        name: BASELINE,
+        run: crossbeam_unbounded,
+    },
+    Implementation {
+        name: "crossbeam-channel bounded(1)",
+        run: crossbeam_bounded1,
+    },
+    Implementation {
+        name: "std::sync::mpsc",
+        run: std_mpsc,
+    },
+    Implementation {
+        name: "flume unbounded",
+        run: flume_unbounded,
+    },
+    Implementation {
+        name: "kanal unbounded",
+        run: kanal_unbounded,
+    },
+];
+
+/// CPU time of the whole process (both threads), user plus system.
+fn cpu_time() -> Duration {
+    let mut usage = std::mem::MaybeUninit::<libc::rusage>::uninit();
+    // SAFETY: getrusage writes a full `rusage` on success, which the assert checks.
+    let usage = unsafe {
+        assert_eq!(libc::getrusage(libc::RUSAGE_SELF, usage.as_mut_ptr()), 0);
+        usage.assume_init()
+    };
+    let micros = |t: libc::timeval| t.tv_sec as u64 * 1_000_000 + t.tv_usec as u64;
+    Duration::from_micros(micros(usage.ru_utime) + micros(usage.ru_stime))
+}
+
+/// Nanoseconds per round trip of one measurement: wall clock and CPU.
+#[derive(Clone, Copy)]
+struct Sample {
+    wall: f64,
+    cpu: f64,
+}
+
+fn measure(implementation: &Implementation, n: u64) -> Sample {
+    let (cpu, start) = (cpu_time(), Instant::now());
+    (implementation.run)(n);
+    let (wall, cpu) = (start.elapsed(), cpu_time() - cpu);
+    Sample {
+        wall: wall.as_nanos() as f64 / n as f64,
+        cpu: cpu.as_nanos() as f64 / n as f64,
+    }
+}
+
+fn median(mut values: Vec<f64>) -> f64 {
+    values.sort_by(f64::total_cmp);
+    values[values.len() / 2]
+}
+
+fn main() {
+    // `cargo bench` passes `--bench`; numbers are ours.
+    let numbers: Vec<u64> = std::env::args()
+        .skip(1)
+        .filter_map(|a| a.parse().ok())
+        .collect();
+    let round_trips = numbers.first().copied().unwrap_or(1_000_000);
+    let repeats = numbers.get(1).copied().unwrap_or(3).max(1) as usize;
+
+    // Calibrate: a short run tells how many round trips fit in the target time.
+    let counts: Vec<u64> = IMPLEMENTATIONS
+        .iter()
+        .map(|implementation| {
+            let probe = measure(implementation, 2_000);
+            let fits = (TARGET.as_nanos() as f64 / probe.wall) as u64;
+            fits.clamp(MIN_ROUND_TRIPS.min(round_trips), round_trips)
+        })
+        .collect();
+
+    let mut samples = vec![Vec::new(); IMPLEMENTATIONS.len()];
+    for _ in 0..repeats {
+        for (i, implementation) in IMPLEMENTATIONS.iter().enumerate() {
+            samples[i].push(measure(implementation, counts[i]));
+        }
+    }
+
+    let rows: Vec<(&str, u64, f64, f64)> = IMPLEMENTATIONS
+        .iter()
+        .zip(&samples)
+        .zip(&counts)
+        .map(|((implementation, samples), &n)| {
+            let wall = median(samples.iter().map(|s| s.wall).collect());
+            let cpu = median(samples.iter().map(|s| s.cpu).collect());
+            (implementation.name, n, wall, cpu)
+        })
+        .collect();
+    let baseline = rows
+        .iter()
+        .find(|row| row.0 == BASELINE)
+        .map_or(1.0, |row| row.2);
+
+    println!(
+        "pingpong: 2 threads, median of {repeats}; ns per round trip (two hand-offs); \
+         'speed' is {BASELINE}'s wall time divided by this one's (above 1 is faster)"
+    );
+    println!(
+        "| {:<28} | {:>11} | {:>12} | {:>11} | {:>6} |",
+        "implementation", "round trips", "wall ns/rt", "cpu ns/rt", "speed"
+    );
+    println!(
+        "|{:-<30}|{:->13}|{:->14}|{:->13}|{:->8}|",
+        "", "", "", "", ""
+    );
+    for (name, n, wall, cpu) in rows {
+        println!(
+            "| {name:<28} | {n:>11} | {wall:>12.0} | {cpu:>11.0} | {:>5.2}x |",
+            baseline / wall
+        );
+    }
+}
