@@ -166,7 +166,11 @@ pub struct Generics {
 impl Generics {
     /// No parameters.
     pub fn empty() -> Generics {
-        Generics { syn: syn::Generics::default(), params: Vec::new(), span: None }
+        Generics {
+            syn: syn::Generics::default(),
+            params: Vec::new(),
+            span: None,
+        }
     }
 
     /// Whether a type or const parameter of this name is declared.
@@ -251,7 +255,11 @@ impl Next {
     pub fn span(&self) -> Span {
         match self {
             Next::End { span } => span.clone(),
-            Next::State { name, args_span: Some(args), .. } => name.span.start..args.end,
+            Next::State {
+                name,
+                args_span: Some(args),
+                ..
+            } => name.span.start..args.end,
             Next::State { name, .. } => name.span.clone(),
         }
     }
@@ -293,7 +301,11 @@ impl Protocol {
             Some(span) => format!("{} @{span:?} ", tokens(&self.vis)),
             None => String::new(),
         };
-        let _ = writeln!(out, "protocol {vis}{} @{:?} span {:?}", self.name.text, self.name.span, self.span);
+        let _ = writeln!(
+            out,
+            "protocol {vis}{} @{:?} span {:?}",
+            self.name.text, self.name.span, self.span
+        );
         for s in &self.states {
             meta_outline(&s.meta, "  ", out);
             let dir = match (&s.direction_word, s.direction) {
@@ -301,13 +313,27 @@ impl Protocol {
                 (Some(w), None) => format!(": {:?} (not a direction) @{:?}", w.text, w.span),
                 (None, _) => ": (no direction)".to_string(),
             };
-            let _ = writeln!(out, "  state {} @{:?} {dir} span {:?}", s.name.text, s.name.span, s.span);
+            let _ = writeln!(
+                out,
+                "  state {} @{:?} {dir} span {:?}",
+                s.name.text, s.name.span, s.span
+            );
             for g in &s.generics.params {
-                let _ = writeln!(out, "    param {} = {} @{:?}", g.name, tokens(&g.syn), g.span);
+                let _ = writeln!(
+                    out,
+                    "    param {} = {} @{:?}",
+                    g.name,
+                    tokens(&g.syn),
+                    g.span
+                );
             }
             for m in &s.messages {
                 meta_outline(&m.meta, "    ", out);
-                let _ = writeln!(out, "    message {} @{:?} span {:?}", m.name.text, m.name.span, m.span);
+                let _ = writeln!(
+                    out,
+                    "    message {} @{:?} span {:?}",
+                    m.name.text, m.name.span, m.span
+                );
                 for t in &m.payload {
                     let _ = writeln!(out, "      payload {} @{:?}", tokens(&t.syn), t.span);
                 }

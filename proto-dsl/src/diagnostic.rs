@@ -43,7 +43,11 @@ pub struct Diagnostic {
 
 impl Diagnostic {
     /// An error at `primary` with a label under it.
-    pub fn error(message: impl Into<String>, primary: Range<usize>, label: impl Into<String>) -> Diagnostic {
+    pub fn error(
+        message: impl Into<String>,
+        primary: Range<usize>,
+        label: impl Into<String>,
+    ) -> Diagnostic {
         Diagnostic {
             severity: Severity::Error,
             message: message.into(),
@@ -85,7 +89,15 @@ impl Diagnostic {
             .max()
             .unwrap_or(1);
         let mut out = format!("{}: {}\n", self.severity.word(), self.message);
-        snippet(&mut out, &map, file_name, &self.primary, '^', &self.label, width);
+        snippet(
+            &mut out,
+            &map,
+            file_name,
+            &self.primary,
+            '^',
+            &self.label,
+            width,
+        );
         if let Some(help) = &self.help {
             out.push_str(&format!("{:width$} |\n{:width$} = help: {help}\n", "", ""));
         }
@@ -113,17 +125,31 @@ fn snippet(
     // Tabs would make the underline drift, so both lines show them as four spaces.
     let shown = text.replace('\t', "    ");
     let display_width = |chars: usize| -> usize {
-        text.chars().take(chars).map(|c| if c == '\t' { 4 } else { 1 }).sum()
+        text.chars()
+            .take(chars)
+            .map(|c| if c == '\t' { 4 } else { 1 })
+            .sum()
     };
     let pad = display_width(start.col - 1);
     // A range that runs onto later lines is underlined to the end of its first line.
-    let end_col = if end.line == start.line { end.col } else { text.chars().count() + 1 };
+    let end_col = if end.line == start.line {
+        end.col
+    } else {
+        text.chars().count() + 1
+    };
     let marks = display_width(end_col - 1).saturating_sub(pad).max(1);
-    out.push_str(&format!("{:width$}--> {file_name}:{}:{}\n", "", start.line, start.col));
+    out.push_str(&format!(
+        "{:width$}--> {file_name}:{}:{}\n",
+        "", start.line, start.col
+    ));
     out.push_str(&format!("{:width$} |\n", ""));
     out.push_str(&format!("{:>width$} | {shown}\n", start.line));
     let underline: String = std::iter::repeat_n(mark, marks).collect();
-    let label = if label.is_empty() { String::new() } else { format!(" {label}") };
+    let label = if label.is_empty() {
+        String::new()
+    } else {
+        format!(" {label}")
+    };
     out.push_str(&format!("{:width$} | {:pad$}{underline}{label}\n", "", ""));
 }
 
@@ -164,7 +190,11 @@ impl Diagnostics {
     /// line (`error: aborting due to 2 previous errors`) when there are errors.
     pub fn render(&self, file_name: &str, source: &str) -> String {
         let mut out: Vec<String> = self.0.iter().map(|d| d.render(file_name, source)).collect();
-        let errors = self.0.iter().filter(|d| d.severity == Severity::Error).count();
+        let errors = self
+            .0
+            .iter()
+            .filter(|d| d.severity == Severity::Error)
+            .count();
         match errors {
             0 => {}
             1 => out.push("error: aborting due to 1 previous error\n".to_string()),
@@ -216,9 +246,13 @@ mod tests {
         let source = "a {\n\tB: send { X -> C }\n}\n";
         let c = source.find("C }").unwrap();
         let b = source.find('B').unwrap();
-        let d = Diagnostic::error("message `X` steps to undefined state `C`", c..c + 1, "no state `C`")
-            .with_note(b..b + 1, "the state")
-            .with_help("define it");
+        let d = Diagnostic::error(
+            "message `X` steps to undefined state `C`",
+            c..c + 1,
+            "no state `C`",
+        )
+        .with_note(b..b + 1, "the state")
+        .with_help("define it");
         let text = d.render("t.pipes", source);
         assert_eq!(
             text,

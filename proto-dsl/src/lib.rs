@@ -1,11 +1,55 @@
 //! The `pipes` protocol compiler as a library: grammar -> parse -> check -> liveness (codegen
 //! comes later). It knows nothing of `proc_macro`, so the macro, a command line and build.rs
 //! generation can all share it; its AST carries byte ranges, which the macro maps onto spans.
+//!
+//! ```
+//! let source = "pingpong { Ping: send { Ping -> Pong } Pong: recv { Pong -> Ping } }";
+//! let analysis = proto_dsl::analyze(source).unwrap();
+//! assert!(analysis.liveness[0].is_bounded());
+//!
+//! let errors = proto_dsl::analyze("p { S: sned { M -> ! } }").unwrap_err();
+//! assert!(errors.render("p.pipes", "p { S: sned { M -> ! } }").contains(" --> p.pipes:1:8"));
+//! ```
 
 pub mod ast;
+pub mod check;
 pub mod diagnostic;
+pub mod liveness;
 pub mod parse;
 pub mod source;
 
 pub use diagnostic::{Diagnostic, Diagnostics, Severity};
+pub use liveness::Liveness;
 pub use parse::parse;
+
+/// A checked source, ready for code generation.
+#[derive(Debug, Clone)]
+pub struct Analysis {
+    /// The AST. Every name resolves, every state with messages has a direction, and every
+    /// state is reachable or allowed not to be.
+    pub file: ast::File,
+    /// Liveness of each protocol, in the order of `file.protocols`.
+    pub liveness: Vec<Liveness>,
+    /// Diagnostics that do not stop compilation (warnings); empty today.
+    pub warnings: Diagnostics,
+}
+
+impl Analysis {
+    /// Each protocol with its liveness.
+    pub fn protocols(&self) -> impl Iterator<Item = (&ast::Protocol, &Liveness)> {
+        self.file.protocols.iter().zip(&self.liveness)
+    }
+}
+
+/// Parses, checks and analyses a source: the whole front end. Errors come back all together
+/// (or the first syntax error, which stops parsing); render them with
+/// [`Diagnostics::render`], or map their ranges onto spans.
+pub fn analyze(source: &str) -> Result<Analysis, Diagnostics> {
+    let file = parse(source)?;
+    let diagnostics = check::check(&file, source);
+    if diagnostics.has_errors() {
+        return Err(diagnostics);
+    }
+    let liveness = file.protocols.iter().map(liveness::analyze).collect();
+    Ok(Analysis { file, liveness, warnings: diagnostics })
+}

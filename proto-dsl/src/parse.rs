@@ -58,7 +58,10 @@ pub fn parse(source: &str) -> Result<File, Diagnostics> {
         }
     }
     if cx.errors.is_empty() {
-        Ok(File { protocols, span: 0..source.len() })
+        Ok(File {
+            protocols,
+            span: 0..source.len(),
+        })
     } else {
         let mut errors = Diagnostics(cx.errors);
         errors.sort();
@@ -72,7 +75,10 @@ fn span_of(pair: &Pair<'_, Rule>) -> Span {
 }
 
 fn name_of(pair: &Pair<'_, Rule>) -> Name {
-    Name { text: pair.as_str().to_string(), span: span_of(pair) }
+    Name {
+        text: pair.as_str().to_string(),
+        span: span_of(pair),
+    }
 }
 
 /// Refuses sources nested deeper than [`MAX_NESTING`], counting brackets outside comments and
@@ -166,7 +172,8 @@ fn found_at(source: &str, pos: usize) -> (Span, String) {
         return (pos..pos, "end of input".to_string());
     };
     let len = if first.is_alphanumeric() || first == '_' {
-        rest.find(|c: char| !(c.is_alphanumeric() || c == '_')).unwrap_or(rest.len())
+        rest.find(|c: char| !(c.is_alphanumeric() || c == '_'))
+            .unwrap_or(rest.len())
     } else if rest.starts_with("->") {
         2
     } else {
@@ -197,14 +204,16 @@ fn syntax_error(error: &pest::error::Error<Rule>, source: &str) -> Diagnostic {
                 [one] => (*one).to_string(),
                 [init @ .., last] => format!("{} or {last}", init.join(", ")),
             };
-            Diagnostic::error(format!("expected {list}, found {found}"), span, format!("expected {list}"))
+            Diagnostic::error(
+                format!("expected {list}, found {found}"),
+                span,
+                format!("expected {list}"),
+            )
         }
-        ErrorVariant::CustomError { message } => Diagnostic::error(
-            format!("the parser gave up: {message}"),
-            span,
-            "here",
-        )
-        .with_help("the input is too large or too deeply nested to parse"),
+        ErrorVariant::CustomError { message } => {
+            Diagnostic::error(format!("the parser gave up: {message}"), span, "here")
+                .with_help("the input is too large or too deeply nested to parse")
+        }
     }
 }
 
@@ -219,7 +228,12 @@ impl Cx {
         self.syn_with(pair, what, T::parse)
     }
 
-    fn syn_with<T>(&mut self, pair: &Pair<'_, Rule>, what: &str, parser: impl syn::parse::Parser<Output = T>) -> Option<T> {
+    fn syn_with<T>(
+        &mut self,
+        pair: &Pair<'_, Rule>,
+        what: &str,
+        parser: impl syn::parse::Parser<Output = T>,
+    ) -> Option<T> {
         match parser.parse_str(pair.as_str()) {
             Ok(value) => Some(value),
             Err(error) => {
@@ -237,11 +251,17 @@ impl Cx {
         match pair.as_rule() {
             Rule::doc_comment => {
                 let text = pair.clone().into_inner().next().map_or("", |t| t.as_str());
-                meta.docs.push(Doc { text: text.to_string(), span: span_of(pair) });
+                meta.docs.push(Doc {
+                    text: text.to_string(),
+                    span: span_of(pair),
+                });
             }
             Rule::attribute => {
                 if let Some(attrs) = self.syn_with(pair, "attribute", syn::Attribute::parse_outer) {
-                    meta.attrs.extend(attrs.into_iter().map(|syn| Attribute { syn, span: span_of(pair) }));
+                    meta.attrs.extend(attrs.into_iter().map(|syn| Attribute {
+                        syn,
+                        span: span_of(pair),
+                    }));
                 }
             }
             _ => {}
@@ -253,7 +273,10 @@ impl Cx {
         let mut meta = Meta::default();
         let mut vis = syn::Visibility::Inherited;
         let mut vis_span = None;
-        let mut name = Name { text: String::new(), span: span.clone() };
+        let mut name = Name {
+            text: String::new(),
+            span: span.clone(),
+        };
         let mut states = Vec::new();
         for inner in pair.into_inner() {
             match inner.as_rule() {
@@ -270,13 +293,24 @@ impl Cx {
             }
         }
         let allow_unreachable = take_allow_unreachable(&mut meta);
-        Protocol { meta, allow_unreachable, vis, vis_span, name, states, span }
+        Protocol {
+            meta,
+            allow_unreachable,
+            vis,
+            vis_span,
+            name,
+            states,
+            span,
+        }
     }
 
     fn state(&mut self, pair: Pair<'_, Rule>) -> State {
         let span = span_of(&pair);
         let mut meta = Meta::default();
-        let mut name = Name { text: String::new(), span: span.clone() };
+        let mut name = Name {
+            text: String::new(),
+            span: span.clone(),
+        };
         let mut direction_word = None;
         let mut generics = Generics::empty();
         let mut messages = Vec::new();
@@ -296,35 +330,61 @@ impl Cx {
             _ => None,
         });
         let allow_unreachable = take_allow_unreachable(&mut meta);
-        State { meta, allow_unreachable, name, direction_word, direction, generics, messages, span }
+        State {
+            meta,
+            allow_unreachable,
+            name,
+            direction_word,
+            direction,
+            generics,
+            messages,
+            span,
+        }
     }
 
     fn generics(&mut self, pair: Pair<'_, Rule>) -> Generics {
         let span = span_of(&pair);
         let mut params = Vec::new();
-        for inner in pair.into_inner().filter(|p| p.as_rule() == Rule::generic_param) {
+        for inner in pair
+            .into_inner()
+            .filter(|p| p.as_rule() == Rule::generic_param)
+        {
             if let Some(syn) = self.syn::<syn::GenericParam>(&inner, "generic parameter") {
                 let name = match &syn {
                     syn::GenericParam::Type(t) => t.ident.to_string(),
                     syn::GenericParam::Lifetime(l) => l.lifetime.to_string(),
                     syn::GenericParam::Const(c) => c.ident.to_string(),
                 };
-                params.push(GenericParam { syn, name, span: span_of(&inner) });
+                params.push(GenericParam {
+                    syn,
+                    name,
+                    span: span_of(&inner),
+                });
             }
         }
         let syn = syn::Generics {
             lt_token: Some(Default::default()),
-            params: params.iter().map(|p| p.syn.clone()).collect::<Punctuated<_, syn::Token![,]>>(),
+            params: params
+                .iter()
+                .map(|p| p.syn.clone())
+                .collect::<Punctuated<_, syn::Token![,]>>(),
             gt_token: Some(Default::default()),
             where_clause: None,
         };
-        Generics { syn, params, span: Some(span) }
+        Generics {
+            syn,
+            params,
+            span: Some(span),
+        }
     }
 
     fn message(&mut self, pair: Pair<'_, Rule>) -> Message {
         let span = span_of(&pair);
         let mut meta = Meta::default();
-        let mut name = Name { text: String::new(), span: span.clone() };
+        let mut name = Name {
+            text: String::new(),
+            span: span.clone(),
+        };
         let mut payload = Vec::new();
         let mut next = Next::End { span: span.clone() };
         for inner in pair.into_inner() {
@@ -332,22 +392,41 @@ impl Cx {
                 Rule::doc_comment | Rule::attribute => self.meta(&mut meta, &inner),
                 Rule::name => name = name_of(&inner),
                 Rule::payload => {
-                    for ty in inner.into_inner().filter(|p| p.as_rule() == Rule::rust_type) {
+                    for ty in inner
+                        .into_inner()
+                        .filter(|p| p.as_rule() == Rule::rust_type)
+                    {
                         if let Some(syn) = self.syn::<syn::Type>(&ty, "type") {
-                            payload.push(RustType { syn, span: span_of(&ty) });
+                            payload.push(RustType {
+                                syn,
+                                span: span_of(&ty),
+                            });
                         }
                     }
                 }
-                Rule::end => next = Next::End { span: span_of(&inner) },
+                Rule::end => {
+                    next = Next::End {
+                        span: span_of(&inner),
+                    }
+                }
                 Rule::target => next = self.target(inner),
                 _ => {}
             }
         }
-        Message { meta, name, payload, next, span }
+        Message {
+            meta,
+            name,
+            payload,
+            next,
+            span,
+        }
     }
 
     fn target(&mut self, pair: Pair<'_, Rule>) -> Next {
-        let mut name = Name { text: String::new(), span: span_of(&pair) };
+        let mut name = Name {
+            text: String::new(),
+            span: span_of(&pair),
+        };
         let mut args = Vec::new();
         let mut args_span = None;
         for inner in pair.into_inner() {
@@ -355,16 +434,26 @@ impl Cx {
                 Rule::name => name = name_of(&inner),
                 Rule::type_args => {
                     args_span = Some(span_of(&inner));
-                    for arg in inner.into_inner().filter(|p| p.as_rule() == Rule::generic_arg) {
+                    for arg in inner
+                        .into_inner()
+                        .filter(|p| p.as_rule() == Rule::generic_arg)
+                    {
                         if let Some(syn) = self.syn::<syn::GenericArgument>(&arg, "type argument") {
-                            args.push(TypeArg { syn, span: span_of(&arg) });
+                            args.push(TypeArg {
+                                syn,
+                                span: span_of(&arg),
+                            });
                         }
                     }
                 }
                 _ => {}
             }
         }
-        Next::State { name, args, args_span }
+        Next::State {
+            name,
+            args,
+            args_span,
+        }
     }
 }
 
@@ -381,7 +470,10 @@ fn take_allow_unreachable(meta: &mut Meta) -> Option<Span> {
                 .unwrap_or_default();
             if lints.iter().any(|l| l.is_ident(ALLOW_UNREACHABLE)) {
                 found = Some(attr.span.clone());
-                let rest: Vec<&syn::Path> = lints.iter().filter(|l| !l.is_ident(ALLOW_UNREACHABLE)).collect();
+                let rest: Vec<&syn::Path> = lints
+                    .iter()
+                    .filter(|l| !l.is_ident(ALLOW_UNREACHABLE))
+                    .collect();
                 if rest.is_empty() {
                     continue;
                 }
@@ -400,10 +492,21 @@ mod tests {
 
     #[test]
     fn nesting_guard_counts_brackets_but_not_comments_or_strings() {
-        let deep = format!("p {{ S: send {{ M({}u8{}) -> ! }} }}", "(".repeat(70), ")".repeat(70));
+        let deep = format!(
+            "p {{ S: send {{ M({}u8{}) -> ! }} }}",
+            "(".repeat(70),
+            ")".repeat(70)
+        );
         let error = parse(&deep).unwrap_err();
-        assert!(error.0[0].message.contains("nested more than 64"), "{error}");
-        let commented = format!("/// {}\np {{ S: send {{ M(\"{}\") -> ! }} }}", "(".repeat(70), "[".repeat(70));
+        assert!(
+            error.0[0].message.contains("nested more than 64"),
+            "{error}"
+        );
+        let commented = format!(
+            "/// {}\np {{ S: send {{ M(\"{}\") -> ! }} }}",
+            "(".repeat(70),
+            "[".repeat(70)
+        );
         // The string is not a type, so syn refuses it, but the guard let it through.
         let error = parse(&commented).unwrap_err();
         assert!(error.0[0].message.starts_with("invalid type"), "{error}");
@@ -411,7 +514,8 @@ mod tests {
 
     #[test]
     fn allow_unreachable_is_consumed_and_other_lints_kept() {
-        let file = parse("#[allow(unreachable_states, dead_code)] p { S: send { M -> ! } }").unwrap();
+        let file =
+            parse("#[allow(unreachable_states, dead_code)] p { S: send { M -> ! } }").unwrap();
         let p = &file.protocols[0];
         assert_eq!(p.allow_unreachable, Some(0..39));
         assert_eq!(p.meta.attrs.len(), 1);

@@ -24,7 +24,10 @@ impl<'a> SourceMap<'a> {
     pub fn new(source: &'a str) -> SourceMap<'a> {
         let mut line_starts = vec![0];
         line_starts.extend(source.match_indices('\n').map(|(i, _)| i + 1));
-        SourceMap { source, line_starts }
+        SourceMap {
+            source,
+            line_starts,
+        }
     }
 
     /// The nearest char boundary at or before `offset`, within the source.
@@ -39,10 +42,20 @@ impl<'a> SourceMap<'a> {
     /// The line and column of a byte offset.
     pub fn line_col(&self, offset: usize) -> LineCol {
         let offset = self.clamp(offset);
-        let index = self.line_starts.partition_point(|&start| start <= offset).saturating_sub(1);
+        let index = self
+            .line_starts
+            .partition_point(|&start| start <= offset)
+            .saturating_sub(1);
         let start = self.line_starts.get(index).copied().unwrap_or(0);
-        let col = self.source.get(start..offset).map_or(0, |s| s.chars().count()) + 1;
-        LineCol { line: index + 1, col }
+        let col = self
+            .source
+            .get(start..offset)
+            .map_or(0, |s| s.chars().count())
+            + 1;
+        LineCol {
+            line: index + 1,
+            col,
+        }
     }
 
     /// The text of a line (counted from 1) without its line break, or `""` past the end.
@@ -50,7 +63,10 @@ impl<'a> SourceMap<'a> {
         let Some(&start) = line.checked_sub(1).and_then(|i| self.line_starts.get(i)) else {
             return "";
         };
-        let end = self.line_starts.get(line).map_or(self.source.len(), |&next| next - 1);
+        let end = self
+            .line_starts
+            .get(line)
+            .map_or(self.source.len(), |&next| next - 1);
         let text = self.source.get(start..end).unwrap_or("");
         text.strip_suffix('\r').unwrap_or(text)
     }

@@ -1,0 +1,515 @@
+//! The checker: everything that makes a parsed protocol impossible (or unwise) to compile,
+//! reported all at once, each at the user's tokens, in protocol words. What it accepts, codegen
+//! may rely on: state names resolve and are unique, every state with messages has a direction,
+//! type arguments match, method names are distinct, and every state is reachable (or allowed
+//! not to be).
+
+use std::collections::{HashMap, HashSet};
+
+use syn::visit::Visit;
+
+use crate::ast::{File, Name, Next, Protocol, Span, State};
+use crate::diagnostic::{Diagnostic, Diagnostics};
+
+/// Method names every endpoint (or its `Recv` trait) already has: a message whose send method
+/// would be called the same is refused.
+pub const ENDPOINT_METHODS: &[&str] = &["recv", "try_recv", "recv_timeout"];
+
+/// Names a state cannot take: the generated module holds `mod client` and `mod server`.
+pub const RESERVED_STATE_NAMES: &[&str] = &["client", "server"];
+
+/// Rust's strict and reserved keywords (edition 2024). A name that is one cannot become a
+/// module, type or method unless written raw (`r#type`); a method name derived from a message
+/// name cannot be written raw by the user at all, so it must not be one.
+const KEYWORDS: &[&str] = &[
+    "_", "abstract", "as", "async", "await", "become", "box", "break", "const", "continue",
+    "crate", "do", "dyn", "else", "enum", "extern", "false", "final", "fn", "for", "gen", "if",
+    "impl", "in", "let", "loop", "macro", "match", "mod", "move", "mut", "override", "priv", "pub",
+    "ref", "return", "self", "Self", "static", "struct", "super", "trait", "true", "try", "type",
+    "typeof", "unsafe", "unsized", "use", "virtual", "where", "while", "yield",
+];
+
+/// Whether `word` is a Rust keyword.
+pub fn is_keyword(word: &str) -> bool {
+    KEYWORDS.contains(&word)
+}
+
+/// The send method of a message: its name in snake_case (`WhatsYourName` -> `whats_your_name`,
+/// `HTTPGet` -> `http_get`; already snake_case names stay as they are). Codegen must use this
+/// function, so that the collisions the checker refuses are the ones that would happen.
+pub fn method_name(message: &str) -> String {
+    let message = message.strip_prefix("r#").unwrap_or(message);
+    let chars: Vec<char> = message.chars().collect();
+    let mut out = String::with_capacity(message.len() + 4);
+    for (i, &c) in chars.iter().enumerate() {
+        if c.is_uppercase() && i > 0 {
+            let prev = chars[i - 1];
+            let next_is_lower = chars.get(i + 1).is_some_and(|n| n.is_lowercase());
+            // A word starts at an upper-case letter after a lower-case one or a digit
+            // (`sayHello`), or at the last capital of an acronym (`HTTPGet` -> `http_get`).
+            if prev.is_lowercase() || prev.is_ascii_digit() || (prev.is_uppercase() && next_is_lower) {
+                out.push('_');
+            }
+        }
+        out.extend(c.to_lowercase());
+    }
+    out
+}
+
+/// Checks a parsed file; `source` is the text it was parsed from (used to point inside Rust
+/// fragments). Returns every error found, in source order; an empty result means codegen may
+/// proceed.
+pub fn check(file: &File, source: &str) -> Diagnostics {
+    let mut errors = Vec::new();
+    if file.protocols.is_empty() {
+        errors.push(
+            Diagnostic::error("no protocol to compile", file.span.end..file.span.end, "expected a protocol")
+                .with_help("a protocol looks like `name { Start: send { Hello -> ! } }`"),
+        );
+    }
+    let mut protocols: HashMap<&str, &Name> = HashMap::new();
+    for protocol in &file.protocols {
+        let name = &protocol.name;
+        if let Some(first) = protocols.get(name.unraw()) {
+            errors.push(
+                Diagnostic::error(
+                    format!("the protocol `{}` is defined more than once", name.unraw()),
+                    name.span.clone(),
+                    "defined again here",
+                )
+                .with_note(first.span.clone(), format!("`{}` first defined here", name.unraw())),
+            );
+        } else {
+            protocols.insert(name.unraw(), name);
+        }
+        keyword_name(&mut errors, name, "protocol");
+        ProtocolChecker { protocol, source, errors: &mut errors }.run();
+    }
+    let mut diagnostics = Diagnostics(errors);
+    diagnostics.sort();
+    diagnostics
+}
+
+/// Refuses a keyword as the name of a protocol, state or message unless written raw.
+fn keyword_name(errors: &mut Vec<Diagnostic>, name: &Name, what: &str) {
+    if !name.is_raw() && is_keyword(&name.text) {
+        errors.push(
+            Diagnostic::error(
+                format!("`{}` is a Rust keyword and cannot name a {what}", name.text),
+                name.span.clone(),
+                "keyword",
+            )
+            .with_help(format!("rename the {what}, or write it as a raw identifier: `r#{}`", name.text)),
+        );
+    }
+}
+
+fn plural(n: usize, word: &str) -> String {
+    if n == 1 { format!("{n} {word}") } else { format!("{n} {word}s") }
+}
+
+/// Levenshtein distance, for "did you mean" suggestions.
+fn edit_distance(a: &str, b: &str) -> usize {
+    let b: Vec<char> = b.chars().collect();
+    let mut row: Vec<usize> = (0..=b.len()).collect();
+    for (i, ca) in a.chars().enumerate() {
+        let mut diagonal = row[0];
+        row[0] = i + 1;
+        for (j, &cb) in b.iter().enumerate() {
+            let above = row[j + 1];
+            row[j + 1] = (above + 1).min(row[j] + 1).min(diagonal + usize::from(ca != cb));
+            diagonal = above;
+        }
+    }
+    row[b.len()]
+}
+
+/// The candidate closest to `word`, if it is close enough to be a likely typo.
+fn suggest<'a>(word: &str, candidates: impl IntoIterator<Item = &'a str>) -> Option<&'a str> {
+    let limit = (word.chars().count() / 3).max(2);
+    candidates
+        .into_iter()
+        .filter(|c| *c != word)
+        .map(|c| {
+            let distance = if c.eq_ignore_ascii_case(word) { 0 } else { edit_distance(word, c) };
+            (distance, c)
+        })
+        .filter(|(d, _)| *d <= limit)
+        .min_by_key(|(d, _)| *d)
+        .map(|(_, c)| c)
+}
+
+struct ProtocolChecker<'a> {
+    protocol: &'a Protocol,
+    source: &'a str,
+    errors: &'a mut Vec<Diagnostic>,
+}
+
+impl ProtocolChecker<'_> {
+    fn run(mut self) {
+        let p = self.protocol;
+        if p.states.is_empty() {
+            self.errors.push(
+                Diagnostic::error(format!("protocol `{}` has no states", p.name.unraw()), p.name.span.clone(), "empty protocol")
+                    .with_help("the first state is where the protocol starts, e.g. `Start: send { Hello -> ! }`"),
+            );
+            return;
+        }
+        let mut first_of: HashMap<&str, &State> = HashMap::new();
+        for state in &p.states {
+            match first_of.get(state.name.unraw()) {
+                Some(first) => self.errors.push(
+                    Diagnostic::error(
+                        format!("the state `{}` is defined more than once in protocol `{}`", state.name.unraw(), p.name.unraw()),
+                        state.name.span.clone(),
+                        "defined again here",
+                    )
+                    .with_note(first.name.span.clone(), format!("`{}` first defined here", state.name.unraw())),
+                ),
+                None => {
+                    first_of.insert(state.name.unraw(), state);
+                }
+            }
+            self.state(state);
+        }
+        let resolved = self.transitions();
+        if resolved {
+            self.reachability();
+        }
+    }
+
+    fn state(&mut self, state: &State) {
+        let name = state.name.unraw();
+        if RESERVED_STATE_NAMES.contains(&name) {
+            self.errors.push(
+                Diagnostic::error(
+                    format!("a state cannot be called `{name}`"),
+                    state.name.span.clone(),
+                    "reserved name",
+                )
+                .with_help("the generated module already holds `mod client` and `mod server`; rename the state"),
+            );
+        } else {
+            keyword_name(self.errors, &state.name, "state");
+        }
+        match (&state.direction_word, state.direction) {
+            (Some(word), None) => {
+                let help = match suggest(&word.text, ["send", "recv"]) {
+                    Some(s) => format!("did you mean `{s}`?"),
+                    None => "`send`: the client sends in this state; `recv`: the client receives".to_string(),
+                };
+                self.errors.push(
+                    Diagnostic::error(
+                        format!("`{}` is not a direction", word.text),
+                        word.span.clone(),
+                        "expected `send` or `recv`",
+                    )
+                    .with_help(help),
+                );
+            }
+            (None, _) if !state.messages.is_empty() => self.errors.push(
+                Diagnostic::error(
+                    format!("state `{name}` has messages but no direction"),
+                    state.name.span.clone(),
+                    "missing `: send` or `: recv`",
+                )
+                .with_help(format!(
+                    "write `{name}: send` if the client sends these messages, `{name}: recv` if it receives them"
+                )),
+            ),
+            _ => {}
+        }
+        let mut params: HashMap<&str, &Span> = HashMap::new();
+        for param in &state.generics.params {
+            if let Some(first) = params.insert(&param.name, &param.span) {
+                self.errors.push(
+                    Diagnostic::error(
+                        format!("the parameter `{}` is declared twice on state `{name}`", param.name),
+                        param.span.clone(),
+                        "declared again here",
+                    )
+                    .with_note(first.clone(), format!("`{}` first declared here", param.name)),
+                );
+            }
+        }
+        self.messages(state);
+        self.undeclared_parameters(state);
+    }
+
+    fn messages(&mut self, state: &State) {
+        let mut by_name: HashMap<&str, &Name> = HashMap::new();
+        let mut by_method: HashMap<String, &Name> = HashMap::new();
+        for message in &state.messages {
+            let name = &message.name;
+            if let Some(first) = by_name.get(name.unraw()) {
+                self.errors.push(
+                    Diagnostic::error(
+                        format!("the message `{}` is defined more than once in state `{}`", name.unraw(), state.name.unraw()),
+                        name.span.clone(),
+                        "defined again here",
+                    )
+                    .with_note(first.span.clone(), format!("`{}` first defined here", name.unraw())),
+                );
+                continue;
+            }
+            by_name.insert(name.unraw(), name);
+            keyword_name(self.errors, name, "message");
+            let method = method_name(&name.text);
+            if let Some(first) = by_method.get(&method) {
+                self.errors.push(
+                    Diagnostic::error(
+                        format!(
+                            "messages `{}` and `{}` in state `{}` would both send with the method `{method}`",
+                            first.unraw(),
+                            name.unraw(),
+                            state.name.unraw()
+                        ),
+                        name.span.clone(),
+                        format!("method `{method}` again"),
+                    )
+                    .with_note(first.span.clone(), format!("`{}` already takes `{method}`", first.unraw()))
+                    .with_help("rename one of the messages"),
+                );
+                continue;
+            }
+            if ENDPOINT_METHODS.contains(&method.as_str()) {
+                self.errors.push(
+                    Diagnostic::error(
+                        format!("message `{}` would send with the method `{method}`, which endpoints already have", name.unraw()),
+                        name.span.clone(),
+                        "collides with an endpoint method",
+                    )
+                    .with_help(format!("endpoints reserve {}; rename the message", quoted_list(ENDPOINT_METHODS))),
+                );
+            } else if is_keyword(&method) && !is_keyword(&name.text) {
+                self.errors.push(
+                    Diagnostic::error(
+                        format!("message `{}` would send with the method `{method}`, which is a Rust keyword", name.unraw()),
+                        name.span.clone(),
+                        format!("method `{method}`"),
+                    )
+                    .with_help("rename the message"),
+                );
+            }
+            by_method.insert(method, name);
+        }
+    }
+
+    /// Type parameters of other states used in this one without being declared here: the
+    /// generated items of this state would not have them in scope.
+    fn undeclared_parameters(&mut self, state: &State) {
+        let elsewhere: HashMap<&str, &State> = self
+            .protocol
+            .states
+            .iter()
+            .flat_map(|s| s.generics.params.iter().map(move |p| (p.name.as_str(), s)))
+            .filter(|(name, _)| !state.generics.declares(name))
+            .collect();
+        if elsewhere.is_empty() {
+            return;
+        }
+        let mut fragments: Vec<(Span, Names)> = Vec::new();
+        for message in &state.messages {
+            for ty in &message.payload {
+                let mut names = Names::default();
+                names.visit_type(&ty.syn);
+                fragments.push((ty.span.clone(), names));
+            }
+            if let Next::State { args, .. } = &message.next {
+                for arg in args {
+                    let mut names = Names::default();
+                    names.visit_generic_argument(&arg.syn);
+                    fragments.push((arg.span.clone(), names));
+                }
+            }
+        }
+        for (span, names) in fragments {
+            let mut reported = HashSet::new();
+            for used in &names.0 {
+                let Some(owner) = elsewhere.get(used.as_str()) else { continue };
+                if !reported.insert(used.clone()) {
+                    continue;
+                }
+                let declared = owner.generics.params.iter().find(|p| &p.name == used).map(|p| p.span.clone());
+                for at in occurrences(self.source, &span, used) {
+                    let mut error = Diagnostic::error(
+                        format!("type parameter `{used}` is not declared on state `{}`", state.name.unraw()),
+                        at,
+                        "not declared on this state",
+                    )
+                    .with_help(format!("declare it on the state: `{}<{used}>`", state.name.unraw()));
+                    if let Some(declared) = &declared {
+                        error = error.with_note(declared.clone(), format!("`{used}` is a parameter of state `{}`", owner.name.unraw()));
+                    }
+                    self.errors.push(error);
+                }
+            }
+        }
+    }
+
+    /// Checks every `-> State<Args>`; returns whether all targets resolved.
+    fn transitions(&mut self) -> bool {
+        let p = self.protocol;
+        let mut resolved = true;
+        for state in &p.states {
+            for message in &state.messages {
+                let Next::State { name, args, args_span } = &message.next else { continue };
+                let Some(index) = p.state_index(name.unraw()) else {
+                    resolved = false;
+                    let mut error = Diagnostic::error(
+                        format!("message `{}` steps to undefined state `{}`", message.name.unraw(), name.unraw()),
+                        name.span.clone(),
+                        format!("no state `{}` in protocol `{}`", name.unraw(), p.name.unraw()),
+                    );
+                    error = match suggest(name.unraw(), p.states.iter().map(|s| s.name.unraw())) {
+                        Some(s) => error.with_help(format!("did you mean `{s}`?")),
+                        None => error.with_help("define the state, or end the protocol with `-> !`"),
+                    };
+                    self.errors.push(error);
+                    continue;
+                };
+                let target = &p.states[index];
+                let wanted = target.generics.params.len();
+                if args.len() != wanted {
+                    let at = args_span.clone().unwrap_or_else(|| name.span.clone());
+                    let declared = target.generics.span.clone().unwrap_or_else(|| target.name.span.clone());
+                    self.errors.push(
+                        Diagnostic::error(
+                            format!(
+                                "message `{}` steps to `{}` with {} but the state takes {}",
+                                message.name.unraw(),
+                                name.unraw(),
+                                plural(args.len(), "type argument"),
+                                wanted
+                            ),
+                            at,
+                            format!("expected {}", plural(wanted, "type argument")),
+                        )
+                        .with_note(declared, format!("`{}` is declared here with {}", name.unraw(), plural(wanted, "parameter"))),
+                    );
+                }
+            }
+        }
+        resolved
+    }
+
+    /// Every state must be reachable from the start state, unless allowed. Only run when all
+    /// targets resolve, so that a misspelled target is not also reported as an unreachable state.
+    fn reachability(&mut self) {
+        let p = self.protocol;
+        let mut seen = vec![false; p.states.len()];
+        let mut stack = vec![0];
+        seen[0] = true;
+        while let Some(i) = stack.pop() {
+            for message in &p.states[i].messages {
+                if let Some(j) = message.next.state_name().and_then(|n| p.state_index(n.unraw()))
+                    && !seen[j]
+                {
+                    seen[j] = true;
+                    stack.push(j);
+                }
+            }
+        }
+        let start = &p.states[0];
+        for (state, _) in p.states.iter().zip(&seen).filter(|(_, seen)| !**seen) {
+            // Duplicates resolve to the first definition and are reported already.
+            if p.allow_unreachable.is_some()
+                || state.allow_unreachable.is_some()
+                || p.state_index(state.name.unraw()).is_some_and(|i| !std::ptr::eq(&p.states[i], state))
+            {
+                continue;
+            }
+            self.errors.push(
+                Diagnostic::error(
+                    format!("state `{}` is unreachable", state.name.unraw()),
+                    state.name.span.clone(),
+                    format!("no message leads here from the start state `{}`", start.name.unraw()),
+                )
+                .with_note(start.name.span.clone(), format!("protocol `{}` starts here", p.name.unraw()))
+                .with_help("remove the state, or allow it with `#[allow(unreachable_states)]` on the state or the protocol"),
+            );
+        }
+    }
+}
+
+fn quoted_list(words: &[&str]) -> String {
+    words.iter().map(|w| format!("`{w}`")).collect::<Vec<_>>().join(", ")
+}
+
+/// Single-segment paths and lifetimes used in a Rust fragment: the names that could be
+/// generic parameters.
+#[derive(Default)]
+struct Names(Vec<String>);
+
+impl<'ast> Visit<'ast> for Names {
+    fn visit_path(&mut self, path: &'ast syn::Path) {
+        if path.leading_colon.is_none()
+            && path.segments.len() == 1
+            && let Some(segment) = path.segments.first()
+        {
+            self.0.push(segment.ident.to_string());
+        }
+        syn::visit::visit_path(self, path);
+    }
+
+    fn visit_lifetime(&mut self, lifetime: &'ast syn::Lifetime) {
+        self.0.push(lifetime.to_string());
+    }
+}
+
+/// Where `name` occurs as a whole token within `span` of the source: syn values carry no
+/// positions here (they may have been parsed inside a proc macro), so the text is searched.
+/// Falls back to the whole fragment if the text does not show it.
+fn occurrences(source: &str, span: &Span, name: &str) -> Vec<Span> {
+    let Some(text) = source.get(span.clone()) else { return vec![span.clone()] };
+    let is_ident = |c: char| c.is_alphanumeric() || c == '_';
+    let mut found = Vec::new();
+    for (i, _) in text.match_indices(name) {
+        let before = text[..i].chars().next_back();
+        let after = text[i + name.len()..].chars().next();
+        let lifetime_prefix = !name.starts_with('\'') && before == Some('\'');
+        if before.is_some_and(is_ident) || after.is_some_and(is_ident) || lifetime_prefix {
+            continue;
+        }
+        // `a::T` is not the parameter `T`.
+        if text[..i].trim_end().ends_with("::") {
+            continue;
+        }
+        found.push(span.start + i..span.start + i + name.len());
+    }
+    if found.is_empty() {
+        found.push(span.clone());
+    }
+    found
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn method_names_are_snake_case() {
+        assert_eq!(method_name("WhatsYourName"), "whats_your_name");
+        assert_eq!(method_name("HTTPGet"), "http_get");
+        assert_eq!(method_name("insufficient_funds"), "insufficient_funds");
+        assert_eq!(method_name("Send"), "send");
+        assert_eq!(method_name("Money2Go"), "money2_go");
+        assert_eq!(method_name("r#Type"), "type");
+        assert_eq!(method_name("sayHello"), "say_hello");
+    }
+
+    #[test]
+    fn suggestions_need_a_close_candidate() {
+        assert_eq!(suggest("sned", ["send", "recv"]), Some("send"));
+        assert_eq!(suggest("Send", ["send", "recv"]), Some("send"));
+        assert_eq!(suggest("xyz", ["send", "recv"]), None);
+        assert_eq!(suggest("Conected", ["Login", "Connected"]), Some("Connected"));
+    }
+
+    #[test]
+    fn occurrences_find_whole_tokens_only() {
+        let src = "Vec<T>, Tx, a::T, &'T u8, T";
+        let spans = occurrences(src, &(0..src.len()), "T");
+        assert_eq!(spans, vec![4..5, 26..27]);
+    }
+}
