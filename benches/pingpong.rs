@@ -4,26 +4,30 @@
 //!
 //! Run: `cargo bench --bench pingpong [-- ROUND_TRIPS [REPEATS]]` (defaults 1000000 and 3).
 //! Every implementation runs in the same process, interleaved, `REPEATS` times; the table shows
-//! the median. Slow implementations get fewer round trips (about two seconds' worth, at least
-//! 20,000), so the whole run stays short; the count used is printed.
+//! the median. A measurement stops early after two seconds, so slow implementations do fewer
+//! round trips and the whole run stays short; the table prints the median count done.
 
 use std::thread;
 use std::time::{Duration, Instant};
 
 use pipes::{ChanOne, oneshot, stream};
 
-/// How long one measurement of one implementation should take at most.
-const TARGET: Duration = Duration::from_secs(2);
-/// The fewest round trips a measurement may use.
-const MIN_ROUND_TRIPS: u64 = 20_000;
+/// How long one measurement of one implementation may take.
+const TIME_LIMIT: Duration = Duration::from_secs(2);
 
-/// One implementation: runs `n` round trips between the calling thread and a spawned one.
+/// One implementation: runs up to `n` round trips between the calling thread and a spawned one,
+/// stopping early once `limit` passes, and returns how many it did.
 struct Implementation {
     name: &'static str,
-    run: fn(u64),
+    run: fn(n: u64, limit: Instant) -> u64,
 }
 
-fn pipes_streams(n: u64) {
+/// Whether a measurement should stop before round trip `i` (the clock is read every 1024).
+fn out_of_time(i: u64, limit: Instant) -> bool {
+    i.is_multiple_of(1024) && Instant::now() >= limit
+}
+
+fn pipes_streams(n: u64, limit: Instant) -> u64 {
     let (ping_port, ping_chan) = stream::<u64>();
     let (pong_port, pong_chan) = stream::<u64>();
     let echo = thread::spawn(move || {
@@ -31,18 +35,21 @@ fn pipes_streams(n: u64) {
             pong_chan.send(x + 1).unwrap();
         }
     });
-    for i in 0..n {
-        ping_chan.send(i).unwrap();
-        assert_eq!(pong_port.recv().unwrap(), i + 1);
+    let mut done = 0;
+    while done < n && !out_of_time(done, limit) {
+        ping_chan.send(done).unwrap();
+        assert_eq!(pong_port.recv().unwrap(), done + 1);
+        done += 1;
     }
     drop(ping_chan);
     echo.join().unwrap();
+    done
 }
 
 /// A counter and the oneshot to answer on: every message travels on a fresh oneshot.
 struct Ball(u64, ChanOne<Ball>);
 
-fn pipes_oneshots(n: u64) {
+fn pipes_oneshots(n: u64, limit: Instant) -> u64 {
     let (first_port, first_chan) = oneshot::<Ball>();
     let echo = thread::spawn(move || {
         let mut port = first_port;
@@ -55,21 +62,24 @@ fn pipes_oneshots(n: u64) {
         }
     });
     let mut chan = first_chan;
-    for i in 0..n {
+    let mut done = 0;
+    while done < n && !out_of_time(done, limit) {
         let (port, back) = oneshot();
-        assert!(chan.send(Ball(i, back)).is_ok());
+        assert!(chan.send(Ball(done, back)).is_ok());
         let Ball(x, next) = port.recv().unwrap();
-        assert_eq!(x, i + 1);
+        assert_eq!(x, done + 1);
         chan = next;
+        done += 1;
     }
     drop(chan);
     echo.join().unwrap();
+    done
 }
 
 /// The same two-channel pingpong for any channel crate whose endpoints look alike.
 macro_rules! peer {
     ($name:ident, $make:expr) => {
-        fn $name(n: u64) {
+        fn $name(n: u64, limit: Instant) -> u64 {
             let (ping_tx, ping_rx) = $make;
             let (pong_tx, pong_rx) = $make;
             let echo = thread::spawn(move || {
@@ -77,12 +87,15 @@ macro_rules! peer {
                     pong_tx.send(x + 1).unwrap();
                 }
             });
-            for i in 0..n {
-                ping_tx.send(i).unwrap();
-                assert_eq!(pong_rx.recv().unwrap(), i + 1);
+            let mut done = 0;
+            while done < n && !out_of_time(done, limit) {
+                ping_tx.send(done).unwrap();
+                assert_eq!(pong_rx.recv().unwrap(), done + 1);
+                done += 1;
             }
             drop(ping_tx);
             echo.join().unwrap();
+            done
         }
     };
 }
@@ -138,20 +151,22 @@ fn cpu_time() -> Duration {
     Duration::from_micros(micros(usage.ru_utime) + micros(usage.ru_stime))
 }
 
-/// Nanoseconds per round trip of one measurement: wall clock and CPU.
+/// One measurement: round trips done, and nanoseconds per round trip of wall clock and CPU.
 #[derive(Clone, Copy)]
 struct Sample {
+    round_trips: u64,
     wall: f64,
     cpu: f64,
 }
 
 fn measure(implementation: &Implementation, n: u64) -> Sample {
     let (cpu, start) = (cpu_time(), Instant::now());
-    (implementation.run)(n);
+    let round_trips = (implementation.run)(n, start + TIME_LIMIT).max(1);
     let (wall, cpu) = (start.elapsed(), cpu_time() - cpu);
     Sample {
-        wall: wall.as_nanos() as f64 / n as f64,
-        cpu: cpu.as_nanos() as f64 / n as f64,
+        round_trips,
+        wall: wall.as_nanos() as f64 / round_trips as f64,
+        cpu: cpu.as_nanos() as f64 / round_trips as f64,
     }
 }
 
@@ -161,7 +176,7 @@ fn median(mut values: Vec<f64>) -> f64 {
 }
 
 fn main() {
-    // `cargo bench` passes `--bench`; numbers are ours.
+    // `cargo bench` passes `--bench`; the numbers are ours.
     let numbers: Vec<u64> = std::env::args()
         .skip(1)
         .filter_map(|a| a.parse().ok())
@@ -169,31 +184,25 @@ fn main() {
     let round_trips = numbers.first().copied().unwrap_or(1_000_000);
     let repeats = numbers.get(1).copied().unwrap_or(3).max(1) as usize;
 
-    // Calibrate: a short run tells how many round trips fit in the target time.
-    let counts: Vec<u64> = IMPLEMENTATIONS
-        .iter()
-        .map(|implementation| {
-            let probe = measure(implementation, 2_000);
-            let fits = (TARGET.as_nanos() as f64 / probe.wall) as u64;
-            fits.clamp(MIN_ROUND_TRIPS.min(round_trips), round_trips)
-        })
-        .collect();
+    // Warm up: the first run of each pays for cold caches and lazy initialisation.
+    for implementation in IMPLEMENTATIONS {
+        measure(implementation, 2_000);
+    }
 
     let mut samples = vec![Vec::new(); IMPLEMENTATIONS.len()];
     for _ in 0..repeats {
         for (i, implementation) in IMPLEMENTATIONS.iter().enumerate() {
-            samples[i].push(measure(implementation, counts[i]));
+            samples[i].push(measure(implementation, round_trips));
         }
     }
 
     let rows: Vec<(&str, u64, f64, f64)> = IMPLEMENTATIONS
         .iter()
         .zip(&samples)
-        .zip(&counts)
-        .map(|((implementation, samples), &n)| {
-            let wall = median(samples.iter().map(|s| s.wall).collect());
-            let cpu = median(samples.iter().map(|s| s.cpu).collect());
-            (implementation.name, n, wall, cpu)
+        .map(|(implementation, samples)| {
+            let median_of = |f: fn(&Sample) -> f64| median(samples.iter().map(f).collect());
+            let n = median_of(|s| s.round_trips as f64) as u64;
+            (implementation.name, n, median_of(|s| s.wall), median_of(|s| s.cpu))
         })
         .collect();
     let baseline = rows
