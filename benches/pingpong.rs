@@ -202,7 +202,12 @@ fn main() {
         .map(|(implementation, samples)| {
             let median_of = |f: fn(&Sample) -> f64| median(samples.iter().map(f).collect());
             let n = median_of(|s| s.round_trips as f64) as u64;
-            (implementation.name, n, median_of(|s| s.wall), median_of(|s| s.cpu))
+            (
+                implementation.name,
+                n,
+                median_of(|s| s.wall),
+                median_of(|s| s.cpu),
+            )
         })
         .collect();
     let baseline = rows
