@@ -69,9 +69,11 @@ pub fn parse(source: &str) -> Result<File, Diagnostics> {
     }
 }
 
+/// The range of a pair, less trailing whitespace: pest counts the whitespace it skipped before
+/// an optional part that then did not match (`pub bank` gives `pub `).
 fn span_of(pair: &Pair<'_, Rule>) -> Span {
-    let span = pair.as_span();
-    span.start()..span.end()
+    let start = pair.as_span().start();
+    start..start + pair.as_str().trim_end().len()
 }
 
 fn name_of(pair: &Pair<'_, Rule>) -> Name {
@@ -133,9 +135,10 @@ fn nesting_guard(source: &str) -> Option<Diagnostic> {
     None
 }
 
-/// What a grammar rule is called in an "expected ..." message.
-fn describe(rule: Rule) -> &'static str {
-    match rule {
+/// What a grammar rule is called in an "expected ..." message; `None` for the pieces of Rust
+/// fragments, which would only drown the useful alternatives.
+fn describe(rule: Rule) -> Option<&'static str> {
+    Some(match rule {
         Rule::protocol => "a protocol",
         Rule::visibility | Rule::kw_pub => "`pub`",
         Rule::name => "a name",
@@ -157,12 +160,10 @@ fn describe(rule: Rule) -> &'static str {
         Rule::close_paren => "`)`",
         Rule::doc_comment | Rule::doc_text => "a doc comment",
         Rule::attribute => "an attribute",
+        Rule::comma => "`,`",
         Rule::EOI => "end of input",
-        Rule::paren_group => "`(`",
-        Rule::bracket_group => "`[`",
-        Rule::brace_group => "`{`",
-        _ => "a token",
-    }
+        _ => return None,
+    })
 }
 
 /// The token found where the parser gave up, for "found ..." and for the caret's width.
@@ -192,9 +193,18 @@ fn syntax_error(error: &pest::error::Error<Rule>, source: &str) -> Diagnostic {
     let (span, found) = found_at(source, pos);
     match &error.variant {
         ErrorVariant::ParsingError { positives, .. } => {
+            // Inside a fragment any token would do, but the closing delimiter is what is missing.
+            let closing = positives.iter().any(|r| matches!(r, Rule::close_angle | Rule::close_paren));
+            // Where `!` would do, a name can only be a target state.
+            let target = positives.contains(&Rule::end);
             let mut expected: Vec<&str> = Vec::new();
             for rule in positives {
-                let text = describe(*rule);
+                let text = match (rule, describe(*rule)) {
+                    (Rule::name, _) if closing => continue,
+                    (Rule::name, _) if target => "a state name",
+                    (_, Some(text)) => text,
+                    (_, None) => continue,
+                };
                 if !expected.contains(&text) {
                     expected.push(text);
                 }
@@ -318,7 +328,7 @@ impl Cx {
             match inner.as_rule() {
                 Rule::doc_comment | Rule::attribute => self.meta(&mut meta, &inner),
                 Rule::name => name = name_of(&inner),
-                Rule::direction => direction_word = inner.into_inner().next().map(|w| name_of(&w)),
+                Rule::direction => direction_word = Some(name_of(&inner)),
                 Rule::generics => generics = self.generics(inner),
                 Rule::message => messages.push(self.message(inner)),
                 _ => {}

@@ -1,0 +1,123 @@
+//! Broken protocols (`tests/broken/*.pipes`): each must be refused, and its rendered
+//! diagnostics are snapshotted, so every message, line and column is reviewed once and then
+//! held still.
+
+mod common;
+
+use std::collections::BTreeSet;
+
+fn render(name: &str) -> (String, proto_dsl::Diagnostics) {
+    let path = common::broken().join(format!("{name}.pipes"));
+    let source = std::fs::read_to_string(&path).unwrap_or_else(|e| panic!("{}: {e}", path.display()));
+    match proto_dsl::analyze(&source) {
+        Ok(_) => panic!("{name} compiled, but it is broken"),
+        Err(errors) => (errors.render(&format!("{name}.pipes"), &source), errors),
+    }
+}
+
+macro_rules! broken {
+    ($($name:ident: $count:expr;)*) => {
+        $(
+            #[test]
+            fn $name() {
+                let (rendered, errors) = render(stringify!($name));
+                insta::assert_snapshot!(stringify!($name), rendered);
+                assert_eq!(errors.len(), $count, "number of errors in {}", stringify!($name));
+            }
+        )*
+
+        #[test]
+        fn every_broken_protocol_is_listed() {
+            let listed: BTreeSet<String> = [$(stringify!($name)),*].iter().map(|s| s.to_string()).collect();
+            let on_disk: BTreeSet<String> = std::fs::read_dir(common::broken())
+                .unwrap()
+                .filter_map(|e| e.ok()?.file_name().to_str()?.strip_suffix(".pipes").map(str::to_string))
+                .collect();
+            assert_eq!(listed, on_disk);
+        }
+    };
+}
+
+broken! {
+    syntax_missing_arrow: 1;
+    syntax_missing_comma: 1;
+    syntax_unclosed_protocol: 1;
+    syntax_bad_next: 1;
+    syntax_colon_without_direction: 1;
+    syntax_stray_semicolon: 1;
+    syntax_unbalanced_payload: 1;
+    too_deeply_nested: 1;
+    invalid_payload_type: 2;
+    invalid_generic_param: 1;
+    invalid_type_argument: 1;
+    invalid_attribute: 1;
+    invalid_visibility: 1;
+    empty_file: 1;
+    empty_protocol: 1;
+    duplicate_protocol: 1;
+    duplicate_state: 1;
+    duplicate_message: 1;
+    method_collision: 2;
+    endpoint_method_collision: 3;
+    method_is_keyword: 2;
+    name_is_keyword: 3;
+    reserved_state_name: 2;
+    undefined_state_typo: 1;
+    undefined_state: 1;
+    missing_type_arguments: 1;
+    extra_type_arguments: 3;
+    undeclared_type_parameter: 2;
+    undeclared_type_argument: 1;
+    duplicate_generic_param: 1;
+    messages_without_direction: 1;
+    bad_direction_typo: 2;
+    bad_direction_word: 1;
+    unreachable_states: 1;
+    many_errors_at_once: 6;
+}
+
+/// Each error class of the issue is exercised by some broken protocol above.
+#[test]
+fn every_error_class_is_covered() {
+    let classes = [
+        ("undefined_state", "steps to undefined state"),
+        ("duplicate_state", "state `Login` is defined more than once"),
+        ("duplicate_message", "message `Hello` is defined more than once"),
+        ("method_collision", "would both send with the method `say_hello`"),
+        ("endpoint_method_collision", "which endpoints already have"),
+        ("missing_type_arguments", "with 0 type arguments but the state takes 1"),
+        ("undeclared_type_parameter", "type parameter `T` is not declared on state `Closing`"),
+        ("messages_without_direction", "has messages but no direction"),
+        ("bad_direction_typo", "`sned` is not a direction"),
+        ("empty_protocol", "protocol `p` has no states"),
+        ("unreachable_states", "state `lost` is unreachable"),
+        ("reserved_state_name", "a state cannot be called `client`"),
+        ("syntax_missing_arrow", "expected `(` or `->`, found `Start`"),
+        ("invalid_payload_type", "invalid type"),
+    ];
+    for (name, message) in classes {
+        let (rendered, _) = render(name);
+        assert!(rendered.contains(message), "{name} should say {message:?}:\n{rendered}");
+    }
+}
+
+/// Diagnostics come out structured as well as rendered: the macro maps `primary` onto a span.
+#[test]
+fn diagnostics_carry_byte_ranges() {
+    let source = "p { S: send { M -> Nowhere } }";
+    let errors = proto_dsl::analyze(source).unwrap_err();
+    let error = errors.iter().next().unwrap();
+    assert_eq!(&source[error.primary.clone()], "Nowhere");
+    assert_eq!(error.severity, proto_dsl::Severity::Error);
+}
+
+/// An unreachable state may be allowed on the protocol or on the state itself.
+#[test]
+fn unreachable_states_can_be_allowed() {
+    let on_state = "p { A: send { M -> ! } #[allow(unreachable_states)] B: send { N -> ! } }";
+    assert!(proto_dsl::analyze(on_state).is_ok());
+    let on_protocol = "#[allow(unreachable_states)] p { A: send { M -> ! } B: send { N -> ! } }";
+    assert!(proto_dsl::analyze(on_protocol).is_ok());
+    let neither = "p { A: send { M -> ! } B: send { N -> ! } }";
+    assert!(proto_dsl::analyze(neither).is_err());
+}
