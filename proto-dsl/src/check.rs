@@ -83,7 +83,16 @@ pub fn check(file: &File, source: &str) -> Diagnostics {
             protocols.insert(name.unraw(), name);
         }
         keyword_name(&mut errors, name, "protocol");
-        ProtocolChecker { protocol, source, errors: &mut errors }.run();
+        // Built once per protocol: looking names up by scanning made the check quadratic.
+        let mut index = HashMap::new();
+        let mut params = HashMap::new();
+        for (i, state) in protocol.states.iter().enumerate() {
+            index.entry(state.name.unraw()).or_insert(i);
+            for param in &state.generics.params {
+                params.entry(param.name.as_str()).or_insert(i);
+            }
+        }
+        ProtocolChecker { protocol, source, errors: &mut errors, index, params }.run();
     }
     let mut diagnostics = Diagnostics(errors);
     diagnostics.sort();
@@ -143,6 +152,10 @@ struct ProtocolChecker<'a> {
     protocol: &'a Protocol,
     source: &'a str,
     errors: &'a mut Vec<Diagnostic>,
+    /// State name -> index of its first definition.
+    index: HashMap<&'a str, usize>,
+    /// Generic parameter name -> index of the first state declaring it.
+    params: HashMap<&'a str, usize>,
 }
 
 impl ProtocolChecker<'_> {
@@ -298,14 +311,7 @@ impl ProtocolChecker<'_> {
     /// Type parameters of other states used in this one without being declared here: the
     /// generated items of this state would not have them in scope.
     fn undeclared_parameters(&mut self, state: &State) {
-        let elsewhere: HashMap<&str, &State> = self
-            .protocol
-            .states
-            .iter()
-            .flat_map(|s| s.generics.params.iter().map(move |p| (p.name.as_str(), s)))
-            .filter(|(name, _)| !state.generics.declares(name))
-            .collect();
-        if elsewhere.is_empty() {
+        if self.params.keys().all(|name| state.generics.declares(name)) {
             return;
         }
         let mut fragments: Vec<(Span, Names)> = Vec::new();
@@ -326,7 +332,10 @@ impl ProtocolChecker<'_> {
         for (span, names) in fragments {
             let mut reported = HashSet::new();
             for used in &names.0 {
-                let Some(owner) = elsewhere.get(used.as_str()) else { continue };
+                if state.generics.declares(used) {
+                    continue;
+                }
+                let Some(owner) = self.params.get(used.as_str()).map(|&i| &self.protocol.states[i]) else { continue };
                 if !reported.insert(used.clone()) {
                     continue;
                 }
@@ -354,7 +363,7 @@ impl ProtocolChecker<'_> {
         for state in &p.states {
             for message in &state.messages {
                 let Next::State { name, args, args_span } = &message.next else { continue };
-                let Some(index) = p.state_index(name.unraw()) else {
+                let Some(&index) = self.index.get(name.unraw()) else {
                     resolved = false;
                     let mut error = Diagnostic::error(
                         format!("message `{}` steps to undefined state `{}`", message.name.unraw(), name.unraw()),
@@ -402,7 +411,7 @@ impl ProtocolChecker<'_> {
         seen[0] = true;
         while let Some(i) = stack.pop() {
             for message in &p.states[i].messages {
-                if let Some(j) = message.next.state_name().and_then(|n| p.state_index(n.unraw()))
+                if let Some(&j) = message.next.state_name().and_then(|n| self.index.get(n.unraw()))
                     && !seen[j]
                 {
                     seen[j] = true;
@@ -411,11 +420,11 @@ impl ProtocolChecker<'_> {
             }
         }
         let start = &p.states[0];
-        for (state, _) in p.states.iter().zip(&seen).filter(|(_, seen)| !**seen) {
+        for (i, state) in p.states.iter().enumerate().filter(|(i, _)| !seen[*i]) {
             // Duplicates resolve to the first definition and are reported already.
             if p.allow_unreachable.is_some()
                 || state.allow_unreachable.is_some()
-                || p.state_index(state.name.unraw()).is_some_and(|i| !std::ptr::eq(&p.states[i], state))
+                || self.index.get(state.name.unraw()) != Some(&i)
             {
                 continue;
             }
