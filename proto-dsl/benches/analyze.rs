@@ -21,13 +21,25 @@ fn run_once(source: &str) -> Phases {
     let file = proto_dsl::parse(black_box(source)).expect("the generated protocol parses");
     let t1 = Instant::now();
     let diagnostics = proto_dsl::check::check(&file, source);
-    assert!(diagnostics.is_empty(), "{}", diagnostics.render("generated.pipes", source));
+    assert!(
+        diagnostics.is_empty(),
+        "{}",
+        diagnostics.render("generated.pipes", source)
+    );
     let t2 = Instant::now();
-    let liveness: Vec<_> = file.protocols.iter().map(proto_dsl::liveness::analyze).collect();
+    let liveness: Vec<_> = file
+        .protocols
+        .iter()
+        .map(proto_dsl::liveness::analyze)
+        .collect();
     let t3 = Instant::now();
     assert!(liveness[0].is_bounded());
     black_box((file, liveness));
-    Phases { parse: t1 - t0, check: t2 - t1, liveness: t3 - t2 }
+    Phases {
+        parse: t1 - t0,
+        check: t2 - t1,
+        liveness: t3 - t2,
+    }
 }
 
 fn stats(mut samples: Vec<Duration>) -> (Duration, Duration) {
@@ -42,9 +54,16 @@ fn bench(states: usize, runs: usize) {
     let samples: Vec<Phases> = (0..runs).map(|_| run_once(&source)).collect();
     let report = |name: &str, pick: fn(&Phases) -> Duration| {
         let (median, best) = stats(samples.iter().map(pick).collect());
-        println!("  {name:<22} median {:>9.3} ms   best {:>9.3} ms", ms(median), ms(best));
+        println!(
+            "  {name:<22} median {:>9.3} ms   best {:>9.3} ms",
+            ms(median),
+            ms(best)
+        );
     };
-    println!("{states} states, {messages} messages, {} KiB of source, {runs} runs:", source.len() / 1024);
+    println!(
+        "{states} states, {messages} messages, {} KiB of source, {runs} runs:",
+        source.len() / 1024
+    );
     report("parse (pest + syn)", |p| p.parse);
     report("check", |p| p.check);
     report("liveness", |p| p.liveness);

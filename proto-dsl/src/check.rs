@@ -47,7 +47,10 @@ pub fn method_name(message: &str) -> String {
             let next_is_lower = chars.get(i + 1).is_some_and(|n| n.is_lowercase());
             // A word starts at an upper-case letter after a lower-case one or a digit
             // (`sayHello`), or at the last capital of an acronym (`HTTPGet` -> `http_get`).
-            if prev.is_lowercase() || prev.is_ascii_digit() || (prev.is_uppercase() && next_is_lower) {
+            if prev.is_lowercase()
+                || prev.is_ascii_digit()
+                || (prev.is_uppercase() && next_is_lower)
+            {
                 out.push('_');
             }
         }
@@ -63,8 +66,12 @@ pub fn check(file: &File, source: &str) -> Diagnostics {
     let mut errors = Vec::new();
     if file.protocols.is_empty() {
         errors.push(
-            Diagnostic::error("no protocol to compile", file.span.end..file.span.end, "expected a protocol")
-                .with_help("a protocol looks like `name { Start: send { Hello -> ! } }`"),
+            Diagnostic::error(
+                "no protocol to compile",
+                file.span.end..file.span.end,
+                "expected a protocol",
+            )
+            .with_help("a protocol looks like `name { Start: send { Hello -> ! } }`"),
         );
     }
     let mut protocols: HashMap<&str, &Name> = HashMap::new();
@@ -77,7 +84,10 @@ pub fn check(file: &File, source: &str) -> Diagnostics {
                     name.span.clone(),
                     "defined again here",
                 )
-                .with_note(first.span.clone(), format!("`{}` first defined here", name.unraw())),
+                .with_note(
+                    first.span.clone(),
+                    format!("`{}` first defined here", name.unraw()),
+                ),
             );
         } else {
             protocols.insert(name.unraw(), name);
@@ -92,7 +102,14 @@ pub fn check(file: &File, source: &str) -> Diagnostics {
                 params.entry(param.name.as_str()).or_insert(i);
             }
         }
-        ProtocolChecker { protocol, source, errors: &mut errors, index, params }.run();
+        ProtocolChecker {
+            protocol,
+            source,
+            errors: &mut errors,
+            index,
+            params,
+        }
+        .run();
     }
     let mut diagnostics = Diagnostics(errors);
     diagnostics.sort();
@@ -108,13 +125,20 @@ fn keyword_name(errors: &mut Vec<Diagnostic>, name: &Name, what: &str) {
                 name.span.clone(),
                 "keyword",
             )
-            .with_help(format!("rename the {what}, or write it as a raw identifier: `r#{}`", name.text)),
+            .with_help(format!(
+                "rename the {what}, or write it as a raw identifier: `r#{}`",
+                name.text
+            )),
         );
     }
 }
 
 fn plural(n: usize, word: &str) -> String {
-    if n == 1 { format!("{n} {word}") } else { format!("{n} {word}s") }
+    if n == 1 {
+        format!("{n} {word}")
+    } else {
+        format!("{n} {word}s")
+    }
 }
 
 /// Levenshtein distance, for "did you mean" suggestions.
@@ -126,7 +150,9 @@ fn edit_distance(a: &str, b: &str) -> usize {
         row[0] = i + 1;
         for (j, &cb) in b.iter().enumerate() {
             let above = row[j + 1];
-            row[j + 1] = (above + 1).min(row[j] + 1).min(diagonal + usize::from(ca != cb));
+            row[j + 1] = (above + 1)
+                .min(row[j] + 1)
+                .min(diagonal + usize::from(ca != cb));
             diagonal = above;
         }
     }
@@ -140,7 +166,11 @@ fn suggest<'a>(word: &str, candidates: impl IntoIterator<Item = &'a str>) -> Opt
         .into_iter()
         .filter(|c| *c != word)
         .map(|c| {
-            let distance = if c.eq_ignore_ascii_case(word) { 0 } else { edit_distance(word, c) };
+            let distance = if c.eq_ignore_ascii_case(word) {
+                0
+            } else {
+                edit_distance(word, c)
+            };
             (distance, c)
         })
         .filter(|(d, _)| *d <= limit)
@@ -173,11 +203,18 @@ impl ProtocolChecker<'_> {
             match first_of.get(state.name.unraw()) {
                 Some(first) => self.errors.push(
                     Diagnostic::error(
-                        format!("the state `{}` is defined more than once in protocol `{}`", state.name.unraw(), p.name.unraw()),
+                        format!(
+                            "the state `{}` is defined more than once in protocol `{}`",
+                            state.name.unraw(),
+                            p.name.unraw()
+                        ),
                         state.name.span.clone(),
                         "defined again here",
                     )
-                    .with_note(first.name.span.clone(), format!("`{}` first defined here", state.name.unraw())),
+                    .with_note(
+                        first.name.span.clone(),
+                        format!("`{}` first defined here", state.name.unraw()),
+                    ),
                 ),
                 None => {
                     first_of.insert(state.name.unraw(), state);
@@ -237,11 +274,17 @@ impl ProtocolChecker<'_> {
             if let Some(first) = params.insert(&param.name, &param.span) {
                 self.errors.push(
                     Diagnostic::error(
-                        format!("the parameter `{}` is declared twice on state `{name}`", param.name),
+                        format!(
+                            "the parameter `{}` is declared twice on state `{name}`",
+                            param.name
+                        ),
                         param.span.clone(),
                         "declared again here",
                     )
-                    .with_note(first.clone(), format!("`{}` first declared here", param.name)),
+                    .with_note(
+                        first.clone(),
+                        format!("`{}` first declared here", param.name),
+                    ),
                 );
             }
         }
@@ -257,11 +300,18 @@ impl ProtocolChecker<'_> {
             if let Some(first) = by_name.get(name.unraw()) {
                 self.errors.push(
                     Diagnostic::error(
-                        format!("the message `{}` is defined more than once in state `{}`", name.unraw(), state.name.unraw()),
+                        format!(
+                            "the message `{}` is defined more than once in state `{}`",
+                            name.unraw(),
+                            state.name.unraw()
+                        ),
                         name.span.clone(),
                         "defined again here",
                     )
-                    .with_note(first.span.clone(), format!("`{}` first defined here", name.unraw())),
+                    .with_note(
+                        first.span.clone(),
+                        format!("`{}` first defined here", name.unraw()),
+                    ),
                 );
                 continue;
             }
@@ -335,20 +385,40 @@ impl ProtocolChecker<'_> {
                 if state.generics.declares(used) {
                     continue;
                 }
-                let Some(owner) = self.params.get(used.as_str()).map(|&i| &self.protocol.states[i]) else { continue };
+                let Some(owner) = self
+                    .params
+                    .get(used.as_str())
+                    .map(|&i| &self.protocol.states[i])
+                else {
+                    continue;
+                };
                 if !reported.insert(used.clone()) {
                     continue;
                 }
-                let declared = owner.generics.params.iter().find(|p| &p.name == used).map(|p| p.span.clone());
+                let declared = owner
+                    .generics
+                    .params
+                    .iter()
+                    .find(|p| &p.name == used)
+                    .map(|p| p.span.clone());
                 for at in occurrences(self.source, &span, used) {
                     let mut error = Diagnostic::error(
-                        format!("type parameter `{used}` is not declared on state `{}`", state.name.unraw()),
+                        format!(
+                            "type parameter `{used}` is not declared on state `{}`",
+                            state.name.unraw()
+                        ),
                         at,
                         "not declared on this state",
                     )
-                    .with_help(format!("declare it on the state: `{}<{used}>`", state.name.unraw()));
+                    .with_help(format!(
+                        "declare it on the state: `{}<{used}>`",
+                        state.name.unraw()
+                    ));
                     if let Some(declared) = &declared {
-                        error = error.with_note(declared.clone(), format!("`{used}` is a parameter of state `{}`", owner.name.unraw()));
+                        error = error.with_note(
+                            declared.clone(),
+                            format!("`{used}` is a parameter of state `{}`", owner.name.unraw()),
+                        );
                     }
                     self.errors.push(error);
                 }
@@ -362,17 +432,34 @@ impl ProtocolChecker<'_> {
         let mut resolved = true;
         for state in &p.states {
             for message in &state.messages {
-                let Next::State { name, args, args_span } = &message.next else { continue };
+                let Next::State {
+                    name,
+                    args,
+                    args_span,
+                } = &message.next
+                else {
+                    continue;
+                };
                 let Some(&index) = self.index.get(name.unraw()) else {
                     resolved = false;
                     let mut error = Diagnostic::error(
-                        format!("message `{}` steps to undefined state `{}`", message.name.unraw(), name.unraw()),
+                        format!(
+                            "message `{}` steps to undefined state `{}`",
+                            message.name.unraw(),
+                            name.unraw()
+                        ),
                         name.span.clone(),
-                        format!("no state `{}` in protocol `{}`", name.unraw(), p.name.unraw()),
+                        format!(
+                            "no state `{}` in protocol `{}`",
+                            name.unraw(),
+                            p.name.unraw()
+                        ),
                     );
                     error = match suggest(name.unraw(), p.states.iter().map(|s| s.name.unraw())) {
                         Some(s) => error.with_help(format!("did you mean `{s}`?")),
-                        None => error.with_help("define the state, or end the protocol with `-> !`"),
+                        None => {
+                            error.with_help("define the state, or end the protocol with `-> !`")
+                        }
                     };
                     self.errors.push(error);
                     continue;
@@ -381,7 +468,11 @@ impl ProtocolChecker<'_> {
                 let wanted = target.generics.params.len();
                 if args.len() != wanted {
                     let at = args_span.clone().unwrap_or_else(|| name.span.clone());
-                    let declared = target.generics.span.clone().unwrap_or_else(|| target.name.span.clone());
+                    let declared = target
+                        .generics
+                        .span
+                        .clone()
+                        .unwrap_or_else(|| target.name.span.clone());
                     self.errors.push(
                         Diagnostic::error(
                             format!(
@@ -394,7 +485,14 @@ impl ProtocolChecker<'_> {
                             at,
                             format!("expected {}", plural(wanted, "type argument")),
                         )
-                        .with_note(declared, format!("`{}` is declared here with {}", name.unraw(), plural(wanted, "parameter"))),
+                        .with_note(
+                            declared,
+                            format!(
+                                "`{}` is declared here with {}",
+                                name.unraw(),
+                                plural(wanted, "parameter")
+                            ),
+                        ),
                     );
                 }
             }
@@ -411,7 +509,10 @@ impl ProtocolChecker<'_> {
         seen[0] = true;
         while let Some(i) = stack.pop() {
             for message in &p.states[i].messages {
-                if let Some(&j) = message.next.state_name().and_then(|n| self.index.get(n.unraw()))
+                if let Some(&j) = message
+                    .next
+                    .state_name()
+                    .and_then(|n| self.index.get(n.unraw()))
                     && !seen[j]
                 {
                     seen[j] = true;
@@ -442,7 +543,11 @@ impl ProtocolChecker<'_> {
 }
 
 fn quoted_list(words: &[&str]) -> String {
-    words.iter().map(|w| format!("`{w}`")).collect::<Vec<_>>().join(", ")
+    words
+        .iter()
+        .map(|w| format!("`{w}`"))
+        .collect::<Vec<_>>()
+        .join(", ")
 }
 
 /// Single-segment paths and lifetimes used in a Rust fragment: the names that could be
@@ -470,7 +575,9 @@ impl<'ast> Visit<'ast> for Names {
 /// positions here (they may have been parsed inside a proc macro), so the text is searched.
 /// Falls back to the whole fragment if the text does not show it.
 fn occurrences(source: &str, span: &Span, name: &str) -> Vec<Span> {
-    let Some(text) = source.get(span.clone()) else { return vec![span.clone()] };
+    let Some(text) = source.get(span.clone()) else {
+        return vec![span.clone()];
+    };
     let is_ident = |c: char| c.is_alphanumeric() || c == '_';
     let mut found = Vec::new();
     for (i, _) in text.match_indices(name) {
@@ -512,7 +619,10 @@ mod tests {
         assert_eq!(suggest("sned", ["send", "recv"]), Some("send"));
         assert_eq!(suggest("Send", ["send", "recv"]), Some("send"));
         assert_eq!(suggest("xyz", ["send", "recv"]), None);
-        assert_eq!(suggest("Conected", ["Login", "Connected"]), Some("Connected"));
+        assert_eq!(
+            suggest("Conected", ["Login", "Connected"]),
+            Some("Connected")
+        );
     }
 
     #[test]

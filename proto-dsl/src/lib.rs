@@ -51,5 +51,9 @@ pub fn analyze(source: &str) -> Result<Analysis, Diagnostics> {
         return Err(diagnostics);
     }
     let liveness = file.protocols.iter().map(liveness::analyze).collect();
-    Ok(Analysis { file, liveness, warnings: diagnostics })
+    Ok(Analysis {
+        file,
+        liveness,
+        warnings: diagnostics,
+    })
 }

@@ -108,7 +108,11 @@ fn successors(protocol: &Protocol) -> Vec<Vec<usize>> {
             let mut next: Vec<usize> = s
                 .messages
                 .iter()
-                .filter_map(|m| m.next.state_name().and_then(|n| index.get(n.unraw()).copied()))
+                .filter_map(|m| {
+                    m.next
+                        .state_name()
+                        .and_then(|n| index.get(n.unraw()).copied())
+                })
                 .collect();
             next.sort_unstable();
             next.dedup();
@@ -147,7 +151,12 @@ pub fn analyze(protocol: &Protocol) -> Liveness {
     let same_direction: Vec<Vec<usize>> = next
         .iter()
         .enumerate()
-        .map(|(u, vs)| vs.iter().copied().filter(|&v| directions[u].is_some() && directions[u] == directions[v]).collect())
+        .map(|(u, vs)| {
+            vs.iter()
+                .copied()
+                .filter(|&v| directions[u].is_some() && directions[u] == directions[v])
+                .collect()
+        })
         .collect();
     let loops: Vec<Vec<usize>> = strongly_connected(&same_direction)
         .into_iter()
@@ -156,14 +165,24 @@ pub fn analyze(protocol: &Protocol) -> Liveness {
 
     let boundedness = if loops.is_empty() {
         Boundedness::Bounded {
-            slots: reachable.iter().map(|&i| PacketSlot { state: i, name: protocol.states[i].name.unraw().to_string() }).collect(),
+            slots: reachable
+                .iter()
+                .map(|&i| PacketSlot {
+                    state: i,
+                    name: protocol.states[i].name.unraw().to_string(),
+                })
+                .collect(),
         }
     } else {
         Boundedness::Unbounded { loops }
     };
     Liveness {
         protocol: protocol.name.unraw().to_string(),
-        states: protocol.states.iter().map(|s| s.name.unraw().to_string()).collect(),
+        states: protocol
+            .states
+            .iter()
+            .map(|s| s.name.unraw().to_string())
+            .collect(),
         reachable,
         can_end,
         boundedness,
@@ -230,11 +249,17 @@ impl fmt::Display for Liveness {
     /// A short report: reachable states, whether it ends, bounded or not and why.
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
         let names = |indices: &[usize]| -> String {
-            indices.iter().map(|&i| self.states.get(i).map_or("?", String::as_str)).collect::<Vec<_>>().join(", ")
+            indices
+                .iter()
+                .map(|&i| self.states.get(i).map_or("?", String::as_str))
+                .collect::<Vec<_>>()
+                .join(", ")
         };
         writeln!(f, "protocol {}", self.protocol)?;
         writeln!(f, "  reachable: {}", names(&self.reachable))?;
-        let unreachable: Vec<usize> = (0..self.states.len()).filter(|&i| !self.is_reachable(i)).collect();
+        let unreachable: Vec<usize> = (0..self.states.len())
+            .filter(|&i| !self.is_reachable(i))
+            .collect();
         if !unreachable.is_empty() {
             writeln!(f, "  unreachable: {}", names(&unreachable))?;
         }
@@ -246,7 +271,11 @@ impl fmt::Display for Liveness {
             }
             Boundedness::Unbounded { loops } => {
                 let loops: Vec<String> = loops.iter().map(|l| format!("[{}]", names(l))).collect();
-                writeln!(f, "  bounded: no, same-direction loops: {}", loops.join(" "))
+                writeln!(
+                    f,
+                    "  bounded: no, same-direction loops: {}",
+                    loops.join(" ")
+                )
             }
         }
     }
@@ -273,8 +302,9 @@ mod tests {
             for i in 0..n {
                 for j in 0..n {
                     if colive[i][j] && dirs[i] == dirs[j] {
-                        for k in 0..n {
-                            if colive[j][k] && !colive[i][k] {
+                        let row_j = colive[j].clone();
+                        for (k, &j_to_k) in row_j.iter().enumerate() {
+                            if j_to_k && !colive[i][k] {
                                 colive[i][k] = true;
                                 changed = true;
                             }
@@ -290,7 +320,9 @@ mod tests {
     fn components_agree_with_the_2012_fixpoint_on_random_graphs() {
         let mut seed = 0x2012_u64;
         let mut random = move |bound: usize| {
-            seed = seed.wrapping_mul(6364136223846793005).wrapping_add(1442695040888963407);
+            seed = seed
+                .wrapping_mul(6364136223846793005)
+                .wrapping_add(1442695040888963407);
             ((seed >> 33) as usize) % bound
         };
         for _ in 0..300 {
@@ -303,12 +335,23 @@ mod tests {
                 })
                 .collect();
             let next: Vec<Vec<usize>> = (0..n)
-                .map(|i| if dirs[i].is_none() { Vec::new() } else { (0..random(4)).map(|_| random(n)).collect() })
+                .map(|i| {
+                    if dirs[i].is_none() {
+                        Vec::new()
+                    } else {
+                        (0..random(4)).map(|_| random(n)).collect()
+                    }
+                })
                 .collect();
             let same: Vec<Vec<usize>> = next
                 .iter()
                 .enumerate()
-                .map(|(u, vs)| vs.iter().copied().filter(|&v| dirs[u].is_some() && dirs[u] == dirs[v]).collect())
+                .map(|(u, vs)| {
+                    vs.iter()
+                        .copied()
+                        .filter(|&v| dirs[u].is_some() && dirs[u] == dirs[v])
+                        .collect()
+                })
                 .collect();
             let mut ours: Vec<usize> = strongly_connected(&same)
                 .into_iter()
@@ -316,7 +359,11 @@ mod tests {
                 .flatten()
                 .collect();
             ours.sort_unstable();
-            assert_eq!(ours, colive_2012(&next, &dirs), "graph {next:?} directions {dirs:?}");
+            assert_eq!(
+                ours,
+                colive_2012(&next, &dirs),
+                "graph {next:?} directions {dirs:?}"
+            );
         }
     }
 

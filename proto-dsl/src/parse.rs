@@ -194,7 +194,9 @@ fn syntax_error(error: &pest::error::Error<Rule>, source: &str) -> Diagnostic {
     match &error.variant {
         ErrorVariant::ParsingError { positives, .. } => {
             // Inside a fragment any token would do, but the closing delimiter is what is missing.
-            let closing = positives.iter().any(|r| matches!(r, Rule::close_angle | Rule::close_paren));
+            let closing = positives
+                .iter()
+                .any(|r| matches!(r, Rule::close_angle | Rule::close_paren));
             // Where `!` would do, a name can only be a target state.
             let target = positives.contains(&Rule::end);
             let mut expected: Vec<&str> = Vec::new();

@@ -9,10 +9,14 @@ use proto_dsl::liveness::Boundedness;
 
 fn analyze_fixture(name: &str) -> proto_dsl::Analysis {
     let path = common::fixtures().join(format!("{name}.pipes"));
-    let source = std::fs::read_to_string(&path).unwrap_or_else(|e| panic!("{}: {e}", path.display()));
+    let source =
+        std::fs::read_to_string(&path).unwrap_or_else(|e| panic!("{}: {e}", path.display()));
     match proto_dsl::analyze(&source) {
         Ok(analysis) => analysis,
-        Err(errors) => panic!("{name} does not compile:\n{}", errors.render(&format!("{name}.pipes"), &source)),
+        Err(errors) => panic!(
+            "{name} does not compile:\n{}",
+            errors.render(&format!("{name}.pipes"), &source)
+        ),
     }
 }
 
@@ -73,20 +77,31 @@ fn generated_fixture_matches_its_generator() {
     if std::env::var_os("PROTO_DSL_REGENERATE").is_some() {
         std::fs::write(&path, &expected).unwrap();
     }
-    assert_eq!(std::fs::read_to_string(&path).unwrap(), expected, "run with PROTO_DSL_REGENERATE=1");
+    assert_eq!(
+        std::fs::read_to_string(&path).unwrap(),
+        expected,
+        "run with PROTO_DSL_REGENERATE=1"
+    );
 }
 
 #[test]
 fn bounded_protocols_get_a_slot_per_reachable_state() {
     let analysis = analyze_fixture("pingpong");
-    let Boundedness::Bounded { slots } = &analysis.liveness[0].boundedness else { panic!("pingpong is bounded") };
+    let Boundedness::Bounded { slots } = &analysis.liveness[0].boundedness else {
+        panic!("pingpong is bounded")
+    };
     let names: Vec<&str> = slots.iter().map(|s| s.name.as_str()).collect();
     assert_eq!(names, ["ping", "pong"]);
 
     let analysis = analyze_fixture("pingpong_unbounded");
     let liveness = &analysis.liveness[0];
     assert_eq!(liveness.reachable, [0, 1]);
-    assert_eq!(liveness.boundedness, Boundedness::Unbounded { loops: vec![vec![2]] });
+    assert_eq!(
+        liveness.boundedness,
+        Boundedness::Unbounded {
+            loops: vec![vec![2]]
+        }
+    );
 }
 
 #[test]
@@ -100,7 +115,9 @@ fn codegen_finds_what_it_needs_in_the_ast() {
     assert_eq!(idle.generics.syn.params.len(), 2);
     let get = &idle.messages[0];
     assert_eq!(get.meta.docs.len(), 1);
-    let proto_dsl::ast::Next::State { name, args, .. } = &get.next else { panic!("Get steps to a state") };
+    let proto_dsl::ast::Next::State { name, args, .. } = &get.next else {
+        panic!("Get steps to a state")
+    };
     assert_eq!(name.text, "Lookup");
     assert_eq!(args.len(), 2);
     let put_many = &idle.messages[2];

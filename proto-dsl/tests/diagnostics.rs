@@ -8,7 +8,8 @@ use std::collections::BTreeSet;
 
 fn render(name: &str) -> (String, proto_dsl::Diagnostics) {
     let path = common::broken().join(format!("{name}.pipes"));
-    let source = std::fs::read_to_string(&path).unwrap_or_else(|e| panic!("{}: {e}", path.display()));
+    let source =
+        std::fs::read_to_string(&path).unwrap_or_else(|e| panic!("{}: {e}", path.display()));
     match proto_dsl::analyze(&source) {
         Ok(_) => panic!("{name} compiled, but it is broken"),
         Err(errors) => (errors.render(&format!("{name}.pipes"), &source), errors),
@@ -82,22 +83,43 @@ fn every_error_class_is_covered() {
     let classes = [
         ("undefined_state", "steps to undefined state"),
         ("duplicate_state", "state `Login` is defined more than once"),
-        ("duplicate_message", "message `Hello` is defined more than once"),
-        ("method_collision", "would both send with the method `say_hello`"),
+        (
+            "duplicate_message",
+            "message `Hello` is defined more than once",
+        ),
+        (
+            "method_collision",
+            "would both send with the method `say_hello`",
+        ),
         ("endpoint_method_collision", "which endpoints already have"),
-        ("missing_type_arguments", "with 0 type arguments but the state takes 1"),
-        ("undeclared_type_parameter", "type parameter `T` is not declared on state `Closing`"),
-        ("messages_without_direction", "has messages but no direction"),
+        (
+            "missing_type_arguments",
+            "with 0 type arguments but the state takes 1",
+        ),
+        (
+            "undeclared_type_parameter",
+            "type parameter `T` is not declared on state `Closing`",
+        ),
+        (
+            "messages_without_direction",
+            "has messages but no direction",
+        ),
         ("bad_direction_typo", "`sned` is not a direction"),
         ("empty_protocol", "protocol `p` has no states"),
         ("unreachable_states", "state `lost` is unreachable"),
         ("reserved_state_name", "a state cannot be called `client`"),
-        ("syntax_missing_arrow", "expected `(` or `->`, found `Start`"),
+        (
+            "syntax_missing_arrow",
+            "expected `(` or `->`, found `Start`",
+        ),
         ("invalid_payload_type", "invalid type"),
     ];
     for (name, message) in classes {
         let (rendered, _) = render(name);
-        assert!(rendered.contains(message), "{name} should say {message:?}:\n{rendered}");
+        assert!(
+            rendered.contains(message),
+            "{name} should say {message:?}:\n{rendered}"
+        );
     }
 }
 

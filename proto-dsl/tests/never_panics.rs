@@ -27,7 +27,11 @@ fn front_end_holds(source: &str) -> Result<(), TestCaseError> {
                 prop_assert!(d.primary.end <= source.len(), "{:?}", d);
                 prop_assert!(source.is_char_boundary(d.primary.start), "{:?}", d);
                 for (span, _) in &d.notes {
-                    prop_assert!(span.end <= source.len() && source.is_char_boundary(span.start), "{:?}", d);
+                    prop_assert!(
+                        span.end <= source.len() && source.is_char_boundary(span.start),
+                        "{:?}",
+                        d
+                    );
                 }
             }
             let rendered = errors.render("fuzz.pipes", source);
@@ -41,18 +45,68 @@ fn front_end_holds(source: &str) -> Result<(), TestCaseError> {
 fn corpus() -> Vec<String> {
     let mut files = Vec::new();
     for dir in [common::fixtures(), common::broken()] {
-        let mut entries: Vec<_> = std::fs::read_dir(dir).unwrap().filter_map(|e| Some(e.ok()?.path())).collect();
+        let mut entries: Vec<_> = std::fs::read_dir(dir)
+            .unwrap()
+            .filter_map(|e| Some(e.ok()?.path()))
+            .collect();
         entries.sort();
-        files.extend(entries.iter().filter_map(|p| std::fs::read_to_string(p).ok()));
+        files.extend(
+            entries
+                .iter()
+                .filter_map(|p| std::fs::read_to_string(p).ok()),
+        );
     }
     files
 }
 
 /// Pieces the grammar cares about, so that random inputs get past the first token.
 const TOKENS: &[&str] = &[
-    "p", "S", "T", "Msg", "send", "recv", "sned", "pub", "pub(crate)", "{", "}", "(", ")", "<", ">", "[", "]",
-    ",", ":", "->", "!", "#", "#[allow(unreachable_states)]", "///", " doc\n", "//", "\n", "/*", "*/", "\"",
-    "'", "'a", "r#", "u64", "Vec<T>", "&", "::", "fn", "dyn", "+", "=", "client", "type", "é", "\t", " ",
+    "p",
+    "S",
+    "T",
+    "Msg",
+    "send",
+    "recv",
+    "sned",
+    "pub",
+    "pub(crate)",
+    "{",
+    "}",
+    "(",
+    ")",
+    "<",
+    ">",
+    "[",
+    "]",
+    ",",
+    ":",
+    "->",
+    "!",
+    "#",
+    "#[allow(unreachable_states)]",
+    "///",
+    " doc\n",
+    "//",
+    "\n",
+    "/*",
+    "*/",
+    "\"",
+    "'",
+    "'a",
+    "r#",
+    "u64",
+    "Vec<T>",
+    "&",
+    "::",
+    "fn",
+    "dyn",
+    "+",
+    "=",
+    "client",
+    "type",
+    "é",
+    "\t",
+    " ",
 ];
 
 #[derive(Debug, Clone)]
@@ -135,7 +189,12 @@ fn mutation_keeps_some_sources_valid() {
     let corpus = corpus();
     let valid = corpus
         .iter()
-        .filter(|s| proto_dsl::analyze(&apply(s, &[Mutation::Insert(s.chars().count(), "\n")])).is_ok())
+        .filter(|s| {
+            proto_dsl::analyze(&apply(s, &[Mutation::Insert(s.chars().count(), "\n")])).is_ok()
+        })
         .count();
-    assert!(valid >= 19, "only {valid} fixtures survive a harmless mutation");
+    assert!(
+        valid >= 19,
+        "only {valid} fixtures survive a harmless mutation"
+    );
 }

@@ -12,10 +12,20 @@ use std::path::PathBuf;
 pub fn generated_protocol(name: &str, n: usize) -> String {
     let dir = |i: usize| if i % 3 == 2 { "recv" } else { "send" };
     let generic = |i: usize| i % 10 == 5;
-    let target = |i: usize| if generic(i) { format!("S{i}<u64>") } else { format!("S{i}") };
+    let target = |i: usize| {
+        if generic(i) {
+            format!("S{i}<u64>")
+        } else {
+            format!("S{i}")
+        }
+    };
     let mut out = format!("/// A generated protocol of {n} states.\npub {name} {{\n");
     for i in 0..n {
-        let params = if generic(i) { "<T: Send + 'static>" } else { "" };
+        let params = if generic(i) {
+            "<T: Send + 'static>"
+        } else {
+            ""
+        };
         let _ = writeln!(out, "    /// State {i}.\n    S{i}: {}{params} {{", dir(i));
         let payload = if generic(i) { "T, u64" } else { "u64" };
         if i + 1 < n {
@@ -26,7 +36,11 @@ pub fn generated_protocol(name: &str, n: usize) -> String {
         if dir(i) == "recv" {
             let jump = (i * 7 + 3) % n;
             let jump = if dir(jump) == "recv" { jump - 1 } else { jump };
-            let _ = writeln!(out, "        Jump{i}(Vec<String>, Option<Box<[u8]>>) -> {},", target(jump));
+            let _ = writeln!(
+                out,
+                "        Jump{i}(Vec<String>, Option<Box<[u8]>>) -> {},",
+                target(jump)
+            );
             let _ = writeln!(out, "        Restart -> {},", target(0));
         }
         let _ = writeln!(out, "        Abort(String) -> !,");
