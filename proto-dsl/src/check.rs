@@ -116,9 +116,24 @@ pub fn check(file: &File, source: &str) -> Diagnostics {
     diagnostics
 }
 
+/// Keywords that cannot be raw identifiers either.
+const NOT_RAW: &[&str] = &["_", "crate", "self", "Self", "super"];
+
 /// Refuses a keyword as the name of a protocol, state or message unless written raw.
 fn keyword_name(errors: &mut Vec<Diagnostic>, name: &Name, what: &str) {
-    if !name.is_raw() && is_keyword(&name.text) {
+    if name.is_raw() && NOT_RAW.contains(&name.unraw()) {
+        errors.push(
+            Diagnostic::error(
+                format!(
+                    "`{}` cannot name a {what}, even as a raw identifier",
+                    name.text
+                ),
+                name.span.clone(),
+                "not a valid name",
+            )
+            .with_help(format!("rename the {what}")),
+        );
+    } else if !name.is_raw() && is_keyword(&name.text) {
         errors.push(
             Diagnostic::error(
                 format!("`{}` is a Rust keyword and cannot name a {what}", name.text),
@@ -359,7 +374,9 @@ impl ProtocolChecker<'_> {
     }
 
     /// Type parameters of other states used in this one without being declared here: the
-    /// generated items of this state would not have them in scope.
+    /// generated items of this state would not have them in scope. A name that no state
+    /// declares is taken for a type of the user's (payload types resolve where the macro is
+    /// invoked), so it is left to rustc.
     fn undeclared_parameters(&mut self, state: &State) {
         if self.params.keys().all(|name| state.generics.declares(name)) {
             return;

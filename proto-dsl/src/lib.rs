@@ -2,6 +2,15 @@
 //! comes later). It knows nothing of `proc_macro`, so the macro, a command line and build.rs
 //! generation can all share it; its AST carries byte ranges, which the macro maps onto spans.
 //!
+//! One stage per module, in pipeline order:
+//! - `grammar.pest`: the language, rule by rule;
+//! - [`parse`]: text to [`ast`] with byte ranges, Rust fragments parsed by syn;
+//! - [`check`]: every error at once, in protocol words;
+//! - [`liveness`]: reachability, ending, boundedness and the packet slots of bounded sessions;
+//! - [`diagnostic`] and [`source`]: structured diagnostics and their rustc-style rendering.
+//!
+//! [`analyze`] runs them all:
+//!
 //! ```
 //! let source = "pingpong { Ping: send { Ping -> Pong } Pong: recv { Pong -> Ping } }";
 //! let analysis = proto_dsl::analyze(source).unwrap();

@@ -75,6 +75,7 @@ broken! {
     bad_direction_word: 1;
     unreachable_states: 1;
     many_errors_at_once: 6;
+    raw_names: 2;
 }
 
 /// Each error class of the issue is exercised by some broken protocol above.
