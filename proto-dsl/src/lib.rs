@@ -4,7 +4,7 @@
 //!
 //! One stage per module, in pipeline order:
 //! - `grammar.pest`: the language, rule by rule;
-//! - [`parse`]: text to [`ast`] with byte ranges, Rust fragments parsed by syn;
+//! - [`parse`](mod@parse): text to [`ast`] with byte ranges, Rust fragments parsed by syn;
 //! - [`check`]: every error at once, in protocol words;
 //! - [`liveness`]: reachability, ending, boundedness and the packet slots of bounded sessions;
 //! - [`diagnostic`] and [`source`]: structured diagnostics and their rustc-style rendering.
