@@ -10,12 +10,16 @@
 //! - A receiver that finds nothing spins for a bounded, per-thread adaptive *time*
 //!   (`spin.rs`), then leaves its waiter (`waiter.rs`) in the state word and parks. The waiter
 //!   is a thread handle today and is shaped to take an async `Waker` later.
+//! - Bounded protocols (`buffer.rs`) get one session buffer with a packet per state, reused
+//!   every time round; the two sides each hold one share of it, handed from endpoint to
+//!   endpoint, so no reference count moves per message.
 //! - `sync.rs` is the one place that picks std or loom primitives; `--cfg loom` model-checks
 //!   the packet through it (`tests/loom.rs`).
 //! - Streams and oneshots (`stream.rs`, `oneshot.rs`) are small wrappers over packets, as the
 //!   2012 library's were; generated protocol code reaches packets through [`__private`].
 //! - Errors (`error.rs`) hand back whatever a failed call did not consume.
 
+mod buffer;
 mod endpoint;
 mod error;
 mod oneshot;
@@ -33,5 +37,6 @@ pub use stream::{Chan, Iter, Port, TryIter, stream};
 /// What generated protocol code uses. Not a public API: it changes with the code generator.
 #[doc(hidden)]
 pub mod __private {
+    pub use crate::buffer::{RecvSlot, SendSlot, Session, Slot, Slots, session};
     pub use crate::packet::{RecvPacket, SendPacket, StateName, entangle};
 }

@@ -1,35 +1,34 @@
-//! The packet: one message slot and one state word shared by exactly two endpoints, a
-//! [`SendPacket`] that may send one message and a [`RecvPacket`] that may receive it.
+//! The packet: one message slot and one state word shared by a sending and a receiving
+//! endpoint. This file holds the state machine ([`Packet`]) and the single-use packets of
+//! unbounded protocols ([`SendPacket`], [`RecvPacket`]); `buffer.rs` reuses the same machine
+//! for the packets of a bounded protocol's session buffer.
 //!
 //! # State words
 //!
-//! | word        | meaning                                                                  |
-//! |-------------|--------------------------------------------------------------------------|
-//! | [`EMPTY`]   | no message yet; both endpoints alive                                     |
-//! | [`FULL`]    | the sender wrote the message and is gone                                 |
-//! | [`TERMINATED`] | one endpoint was dropped without sending or receiving                 |
-//! | BLOCKED     | any other word: the receiver is parked, and the word is its [`Waiter`]   |
+//! | word           | meaning                                                               |
+//! |----------------|-----------------------------------------------------------------------|
+//! | [`EMPTY`]      | no message yet; both endpoints alive                                  |
+//! | [`FULL`]       | the sender wrote the message and is done with this packet             |
+//! | [`TERMINATED`] | an endpoint was dropped without sending or receiving                  |
+//! | BLOCKED        | any other word: the receiver is parked, and the word is its [`Waiter`] |
 //!
 //! Transitions, each one atomic operation:
 //!
 //! - send: write the payload, then swap in `FULL`. `EMPTY` -> done; BLOCKED -> wake the waiter
 //!   whose reference the swap just took; `TERMINATED` -> the receiver is gone: take the
-//!   payload back, free the packet, hand the payload to the caller.
+//!   payload back and hand it to the caller.
 //! - receive: load `FULL` (Acquire) and take the payload: no write at all when the message is
 //!   already there. Otherwise spin (see `spin`), then compare-exchange `EMPTY` -> BLOCKED and
 //!   park until the word changes. A receive with a deadline that expires compare-exchanges
 //!   BLOCKED -> `EMPTY` and takes its waiter back; if that fails the sender got there first.
 //! - drop of either endpoint: swap in `TERMINATED`; a BLOCKED word means wake the receiver.
 //!
-//! Nobody counts references: every endpoint makes exactly one final transition, so whoever
-//! makes the second one frees the packet. The sender's `FULL` swap is final for it, so a
-//! receiver that sees `FULL` owns the packet outright. Storing the waiter in the state word
-//! (rather than in a slot beside it) is what makes this sound: a sender that swaps out a
-//! BLOCKED word owns the waiter reference and never reads the packet again, so the receiver
-//! may free the packet as soon as it sees the new word, even if it woke spuriously.
-//!
-//! These packets are single-use: unbounded protocols allocate one per message, and the message
-//! carries the receiving end of the next one.
+//! Single-use packets count no references: each endpoint makes exactly one final transition,
+//! so whoever makes the second one frees the packet. The sender's `FULL` swap is final for it,
+//! so a receiver that sees `FULL` owns the packet outright. Storing the waiter in the state word
+//! (rather than in a slot beside it) is what makes this sound: a sender that swaps out a BLOCKED
+//! word owns the waiter reference and never reads the packet again, so the receiver may free
+//! the packet as soon as it sees the new word, even if it woke spuriously.
 
 use std::fmt;
 use std::marker::PhantomData;
@@ -44,13 +43,13 @@ use crate::waiter::Waiter;
 
 /// No message yet, both endpoints alive.
 pub(crate) const EMPTY: usize = 0;
-/// The message is in the slot and the sender is gone.
+/// The message is in the slot and the sender is done with the packet.
 pub(crate) const FULL: usize = 1;
 /// An endpoint was dropped: no message will be sent, or none will be received.
 pub(crate) const TERMINATED: usize = 2;
 
-/// Whether the sender has made its final transition, so the receiver owns the packet.
-fn is_settled(word: usize) -> bool {
+/// Whether the sender has made its final transition, so the receiver may take the packet.
+pub(crate) fn is_settled(word: usize) -> bool {
     word == FULL || word == TERMINATED
 }
 
@@ -64,91 +63,54 @@ pub struct StateName {
 }
 
 impl StateName {
-    fn closed(&self) -> RecvError {
+    pub(crate) fn closed(&self) -> RecvError {
         RecvError::new(self.protocol, self.state)
     }
 }
 
-struct Packet<T> {
+/// The state machine: a state word and a payload slot. Its methods are the transitions; who
+/// may call which, and who frees or reuses the packet afterwards, is up to the endpoints.
+pub(crate) struct Packet<T> {
     state: AtomicUsize,
     payload: UnsafeCell<MaybeUninit<T>>,
 }
 
-/// Makes a fresh packet and returns its two endpoints.
-pub fn entangle<T>() -> (SendPacket<T>, RecvPacket<T>) {
-    let packet = Box::new(Packet {
-        state: AtomicUsize::new(EMPTY),
-        payload: UnsafeCell::new(MaybeUninit::uninit()),
-    });
-    let packet = NonNull::from(Box::leak(packet));
-    (
-        SendPacket {
-            packet,
-            _owns: PhantomData,
-        },
-        RecvPacket {
-            packet,
-            _owns: PhantomData,
-        },
-    )
-}
+// SAFETY: the payload is written by one thread and read by another only across the state
+// word's Release/Acquire pair, so sharing a packet is sound when `T` may move between threads.
+unsafe impl<T: Send> Sync for Packet<T> {}
 
-/// Frees a packet whose other endpoint has made its final transition.
-///
-/// # Safety
-/// The caller is the second endpoint to make its final transition (so nobody else can reach the
-/// packet), and any payload in the slot has already been moved out or dropped.
-unsafe fn free<T>(packet: NonNull<Packet<T>>) {
-    // SAFETY: the packet came from `Box::leak` in `entangle`, and the caller guarantees it is
-    // the last user. `MaybeUninit` drops nothing, so a moved-out payload is not dropped twice.
-    drop(unsafe { Box::from_raw(packet.as_ptr()) });
-}
+impl<T> Packet<T> {
+    pub(crate) fn new() -> Self {
+        Packet {
+            state: AtomicUsize::new(EMPTY),
+            payload: UnsafeCell::new(MaybeUninit::uninit()),
+        }
+    }
 
-/// Wakes the waiter whose reference the caller swapped out of a state word.
-///
-/// # Safety
-/// `word` is a BLOCKED word the caller just took out of a state word with a swap.
-unsafe fn wake(word: usize) {
-    // SAFETY: the swap that returned `word` moved its reference to the caller.
-    unsafe { Waiter::from_word(word) }.wake();
-}
+    pub(crate) fn state(&self) -> &AtomicUsize {
+        &self.state
+    }
 
-/// The sending end of a packet: sends one message, or terminates the packet when dropped.
-pub struct SendPacket<T> {
-    packet: NonNull<Packet<T>>,
-    _owns: PhantomData<T>,
-}
-
-// SAFETY: the endpoint moves a `T` to the receiving thread, which is sound when `T: Send`; all
-// shared state is behind the atomic state word.
-unsafe impl<T: Send> Send for SendPacket<T> {}
-
-impl<T> SendPacket<T> {
-    /// Sends `message`. Never blocks. If the receiver is gone the message is handed back.
-    pub fn send(self, message: T) -> Result<(), T> {
-        let ptr = self.packet;
-        mem::forget(self);
-        // SAFETY: we are the only sender and have not made our final transition, so the packet
-        // is alive, and the receiver reads the slot only after it sees `FULL`.
-        let packet = unsafe { ptr.as_ref() };
-        packet.payload.with_mut(|slot| {
-            // SAFETY: as above, nobody else accesses the slot until the swap below.
+    /// The send transition. On `Err` the receiver had terminated: the message comes back and
+    /// the word is left `FULL` over an empty slot, for the caller to free or repair.
+    ///
+    /// # Safety
+    /// The caller is this packet's sender and has not made its final transition.
+    pub(crate) unsafe fn send(&self, message: T) -> Result<(), T> {
+        self.payload.with_mut(|slot| {
+            // SAFETY: only the sender writes the slot, and the receiver reads it only after it
+            // sees the `FULL` swapped in below.
             unsafe { (*slot).write(message) };
         });
         // Release publishes the payload; Acquire orders us after a receiver that terminated or
         // registered its waiter.
-        match packet.state.swap(FULL, Ordering::AcqRel) {
+        match self.state.swap(FULL, Ordering::AcqRel) {
             EMPTY => Ok(()),
-            TERMINATED => {
-                let message = packet.payload.with_mut(|slot| {
-                    // SAFETY: we wrote the slot above and the receiver, being gone, never read it.
-                    unsafe { (*slot).assume_init_read() }
-                });
-                // SAFETY: the receiver terminated before us and the slot is moved out.
-                unsafe { free(ptr) };
-                Err(message)
-            }
-            FULL => unreachable!("a packet is sent at most once"),
+            TERMINATED => Err(self.payload.with_mut(|slot| {
+                // SAFETY: we wrote the slot above and the receiver, being gone, never read it.
+                unsafe { (*slot).assume_init_read() }
+            })),
+            FULL => unreachable!("a packet is sent at most once per use"),
             blocked => {
                 // SAFETY: a BLOCKED word, just swapped out by us.
                 unsafe { wake(blocked) };
@@ -156,93 +118,41 @@ impl<T> SendPacket<T> {
             }
         }
     }
-}
 
-impl<T> Drop for SendPacket<T> {
-    fn drop(&mut self) {
-        // SAFETY: we have not made our final transition, so the packet is alive.
-        let packet = unsafe { self.packet.as_ref() };
-        match packet.state.swap(TERMINATED, Ordering::AcqRel) {
-            EMPTY => {}
-            // SAFETY: the receiver terminated first; the slot was never written.
-            TERMINATED => unsafe { free(self.packet) },
-            FULL => debug_assert!(false, "a sender that sent is never dropped"),
+    /// The sender's drop transition. Returns the word it replaced.
+    pub(crate) fn close_sender(&self) -> usize {
+        let word = self.state.swap(TERMINATED, Ordering::AcqRel);
+        if !is_settled(word) && word != EMPTY {
             // SAFETY: a BLOCKED word, just swapped out by us.
-            blocked => unsafe { wake(blocked) },
+            unsafe { wake(word) };
         }
-    }
-}
-
-impl<T> fmt::Debug for SendPacket<T> {
-    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        f.debug_struct("SendPacket").finish_non_exhaustive()
-    }
-}
-
-/// The receiving end of a packet: receives one message, or terminates the packet when dropped.
-pub struct RecvPacket<T> {
-    packet: NonNull<Packet<T>>,
-    _owns: PhantomData<T>,
-}
-
-// SAFETY: the endpoint receives a `T` sent from another thread, which is sound when `T: Send`;
-// all shared state is behind the atomic state word.
-unsafe impl<T: Send> Send for RecvPacket<T> {}
-
-impl<T> RecvPacket<T> {
-    fn state(&self) -> &AtomicUsize {
-        // SAFETY: we have not made our final transition, so the packet is alive.
-        &unsafe { self.packet.as_ref() }.state
+        debug_assert_ne!(word, FULL, "a sender that sent is never dropped");
+        word
     }
 
-    /// Blocks until the message arrives or the sender is dropped.
-    pub fn recv(self, at: &StateName) -> Result<T, RecvError> {
-        let word = self.wait(None);
-        debug_assert!(is_settled(word));
-        self.take(word).ok_or_else(|| at.closed())
-    }
-
-    /// Takes the message if it is already here; otherwise hands the endpoint back.
-    pub fn try_recv(self, at: &StateName) -> Result<T, TryRecvError<Self>> {
-        let word = self.state().load(Ordering::Acquire);
-        if !is_settled(word) {
-            return Err(TryRecvError::Empty(self));
+    /// The receiver's drop transition: drops an unreceived message. Returns the word it
+    /// replaced.
+    pub(crate) fn close_receiver(&self) -> usize {
+        let word = self.state.swap(TERMINATED, Ordering::AcqRel);
+        if word == FULL {
+            self.payload.with_mut(|slot| {
+                // SAFETY: the sender is done (Acquire made its write visible) and nobody will
+                // receive the message: we own it.
+                unsafe { (*slot).assume_init_drop() }
+            });
         }
-        self.take(word)
-            .ok_or_else(|| TryRecvError::Disconnected(at.closed()))
-    }
-
-    /// Blocks for at most `timeout`; hands the endpoint back if nothing arrived in time.
-    pub fn recv_timeout(
-        self,
-        timeout: Duration,
-        at: &StateName,
-    ) -> Result<T, RecvTimeoutError<Self>> {
-        match Instant::now().checked_add(timeout) {
-            Some(deadline) => self.recv_deadline(deadline, at),
-            // A timeout too far away to represent is no timeout at all.
-            None => self.recv(at).map_err(RecvTimeoutError::Disconnected),
-        }
-    }
-
-    /// Blocks until `deadline` at the latest; hands the endpoint back if nothing arrived.
-    pub fn recv_deadline(
-        self,
-        deadline: Instant,
-        at: &StateName,
-    ) -> Result<T, RecvTimeoutError<Self>> {
-        let word = self.wait(Some(deadline));
-        if !is_settled(word) {
-            return Err(RecvTimeoutError::Timeout(self));
-        }
-        self.take(word)
-            .ok_or_else(|| RecvTimeoutError::Disconnected(at.closed()))
+        debug_assert!(
+            is_settled(word) || word == EMPTY,
+            "no waiter is left registered"
+        );
+        word
     }
 
     /// Waits until the sender has made its final transition or `deadline` passes, and returns
-    /// the state word. On a timeout the word is `EMPTY` and no waiter is left registered.
-    fn wait(&self, deadline: Option<Instant>) -> usize {
-        let state = self.state();
+    /// the state word, read with Acquire. On a timeout the word is `EMPTY` and no waiter is
+    /// left registered.
+    pub(crate) fn wait(&self, deadline: Option<Instant>) -> usize {
+        let state = &self.state;
         let word = state.load(Ordering::Acquire);
         if is_settled(word) {
             return word;
@@ -291,42 +201,179 @@ impl<T> RecvPacket<T> {
         }
     }
 
+    /// Moves the message out after [`Packet::wait`] (or a load) returned `FULL`.
+    ///
+    /// # Safety
+    /// The caller is this packet's receiver and read `FULL` from the state word with Acquire.
+    pub(crate) unsafe fn take(&self) -> T {
+        self.payload.with_mut(|slot| {
+            // SAFETY: the Acquire read of `FULL` made the sender's write visible, and the sender
+            // never touches the slot again.
+            unsafe { (*slot).assume_init_read() }
+        })
+    }
+}
+
+/// Wakes the waiter whose reference the caller swapped out of a state word.
+///
+/// # Safety
+/// `word` is a BLOCKED word the caller just took out of a state word.
+pub(crate) unsafe fn wake(word: usize) {
+    // SAFETY: the swap that returned `word` moved its reference to the caller.
+    unsafe { Waiter::from_word(word) }.wake();
+}
+
+/// Makes a fresh single-use packet and returns its two endpoints.
+pub fn entangle<T>() -> (SendPacket<T>, RecvPacket<T>) {
+    let packet = NonNull::from(Box::leak(Box::new(Packet::new())));
+    (
+        SendPacket {
+            packet,
+            _owns: PhantomData,
+        },
+        RecvPacket {
+            packet,
+            _owns: PhantomData,
+        },
+    )
+}
+
+/// Frees a single-use packet whose other endpoint has made its final transition.
+///
+/// # Safety
+/// The caller is the second endpoint to make its final transition (so nobody else can reach the
+/// packet), and any payload in the slot has already been moved out or dropped.
+unsafe fn free<T>(packet: NonNull<Packet<T>>) {
+    // SAFETY: the packet came from `Box::leak` in `entangle`, and the caller guarantees it is
+    // the last user. `MaybeUninit` drops nothing, so a moved-out payload is not dropped twice.
+    drop(unsafe { Box::from_raw(packet.as_ptr()) });
+}
+
+/// The sending end of a single-use packet: sends one message, or terminates the packet when
+/// dropped.
+pub struct SendPacket<T> {
+    packet: NonNull<Packet<T>>,
+    _owns: PhantomData<T>,
+}
+
+// SAFETY: the endpoint moves a `T` to the receiving thread, which is sound when `T: Send`; all
+// shared state is behind the atomic state word.
+unsafe impl<T: Send> Send for SendPacket<T> {}
+
+impl<T> SendPacket<T> {
+    /// Sends `message`. Never blocks. If the receiver is gone the message is handed back.
+    pub fn send(self, message: T) -> Result<(), T> {
+        let ptr = self.packet;
+        mem::forget(self);
+        // SAFETY: we have not made our final transition, so the packet is alive.
+        let packet = unsafe { ptr.as_ref() };
+        // SAFETY: we are the sender, and this is our final transition.
+        let result = unsafe { packet.send(message) };
+        if result.is_err() {
+            // SAFETY: the receiver terminated before us and the slot was moved out.
+            unsafe { free(ptr) };
+        }
+        result
+    }
+}
+
+impl<T> Drop for SendPacket<T> {
+    fn drop(&mut self) {
+        // SAFETY: we have not made our final transition, so the packet is alive.
+        if unsafe { self.packet.as_ref() }.close_sender() == TERMINATED {
+            // SAFETY: the receiver terminated first; the slot was never written.
+            unsafe { free(self.packet) };
+        }
+    }
+}
+
+impl<T> fmt::Debug for SendPacket<T> {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.debug_struct("SendPacket").finish_non_exhaustive()
+    }
+}
+
+/// The receiving end of a single-use packet: receives one message, or terminates the packet
+/// when dropped.
+pub struct RecvPacket<T> {
+    packet: NonNull<Packet<T>>,
+    _owns: PhantomData<T>,
+}
+
+// SAFETY: the endpoint receives a `T` sent from another thread, which is sound when `T: Send`;
+// all shared state is behind the atomic state word.
+unsafe impl<T: Send> Send for RecvPacket<T> {}
+
+impl<T> RecvPacket<T> {
+    fn packet(&self) -> &Packet<T> {
+        // SAFETY: we have not made our final transition, so the packet is alive.
+        unsafe { self.packet.as_ref() }
+    }
+
+    /// Blocks until the message arrives or the sender is dropped.
+    pub fn recv(self, at: &StateName) -> Result<T, RecvError> {
+        let word = self.packet().wait(None);
+        self.take(word).ok_or_else(|| at.closed())
+    }
+
+    /// Takes the message if it is already here; otherwise hands the endpoint back.
+    pub fn try_recv(self, at: &StateName) -> Result<T, TryRecvError<Self>> {
+        let word = self.packet().state().load(Ordering::Acquire);
+        if !is_settled(word) {
+            return Err(TryRecvError::Empty(self));
+        }
+        self.take(word)
+            .ok_or_else(|| TryRecvError::Disconnected(at.closed()))
+    }
+
+    /// Blocks for at most `timeout`; hands the endpoint back if nothing arrived in time.
+    pub fn recv_timeout(
+        self,
+        timeout: Duration,
+        at: &StateName,
+    ) -> Result<T, RecvTimeoutError<Self>> {
+        match Instant::now().checked_add(timeout) {
+            Some(deadline) => self.recv_deadline(deadline, at),
+            // A timeout too far away to represent is no timeout at all.
+            None => self.recv(at).map_err(RecvTimeoutError::Disconnected),
+        }
+    }
+
+    /// Blocks until `deadline` at the latest; hands the endpoint back if nothing arrived.
+    pub fn recv_deadline(
+        self,
+        deadline: Instant,
+        at: &StateName,
+    ) -> Result<T, RecvTimeoutError<Self>> {
+        let word = self.packet().wait(Some(deadline));
+        if !is_settled(word) {
+            return Err(RecvTimeoutError::Timeout(self));
+        }
+        self.take(word)
+            .ok_or_else(|| RecvTimeoutError::Disconnected(at.closed()))
+    }
+
     /// Consumes the endpoint once the sender has made its final transition (`word` is `FULL`
     /// or `TERMINATED`, read with Acquire): moves the message out and frees the packet.
     fn take(self, word: usize) -> Option<T> {
-        let packet = self.packet;
+        debug_assert!(is_settled(word));
+        let ptr = self.packet;
         mem::forget(self);
-        let message = (word == FULL).then(|| {
-            // SAFETY: `FULL` was read with Acquire, so the sender's write of the slot is
-            // visible, and the sender never touches the packet again: we own it.
-            let packet = unsafe { packet.as_ref() };
-            // SAFETY: as above; the slot holds the initialised message.
-            packet
-                .payload
-                .with_mut(|slot| unsafe { (*slot).assume_init_read() })
-        });
+        // SAFETY: the sender made its final transition, so we own the packet; `word` is `FULL`
+        // read with Acquire when we take the message.
+        let message = (word == FULL).then(|| unsafe { ptr.as_ref().take() });
         // SAFETY: the sender made its final transition before us and the slot is moved out.
-        unsafe { free(packet) };
+        unsafe { free(ptr) };
         message
     }
 }
 
 impl<T> Drop for RecvPacket<T> {
     fn drop(&mut self) {
-        match self.state().swap(TERMINATED, Ordering::AcqRel) {
-            EMPTY => {}
-            FULL => {
-                // SAFETY: the sender sent and is gone (Acquire makes the payload visible): we own
-                // the packet and its message, which nobody will receive.
-                unsafe {
-                    let packet = self.packet.as_ref();
-                    packet.payload.with_mut(|slot| (*slot).assume_init_drop());
-                    free(self.packet);
-                }
-            }
-            // SAFETY: the sender terminated first; the slot was never written.
-            TERMINATED => unsafe { free(self.packet) },
-            _ => debug_assert!(false, "a receiver never leaves its waiter registered"),
+        if self.packet().close_receiver() != EMPTY {
+            // SAFETY: the sender made its final transition first; `close_receiver` dropped any
+            // message in the slot.
+            unsafe { free(self.packet) };
         }
     }
 }

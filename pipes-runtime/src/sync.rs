@@ -5,14 +5,14 @@
 pub(crate) use loom::{
     cell::UnsafeCell,
     sync::Arc,
-    sync::atomic::{AtomicUsize, Ordering},
+    sync::atomic::{AtomicUsize, Ordering, fence},
     thread,
 };
 
 #[cfg(not(loom))]
 pub(crate) use std::{
     sync::Arc,
-    sync::atomic::{AtomicUsize, Ordering},
+    sync::atomic::{AtomicUsize, Ordering, fence},
     thread,
 };
 

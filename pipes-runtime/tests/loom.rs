@@ -129,3 +129,66 @@ fn stream_port_drops_while_the_chan_sends() {
         assert_eq!(drops.load(Ordering::SeqCst), 2);
     });
 }
+
+#[path = "common/pingpong.rs"]
+mod pingpong;
+
+#[test]
+fn bounded_round_trip_then_bye_reuses_the_slots() {
+    loom::model(|| {
+        let (server, client) = pingpong::init::<u8>();
+        let echo = thread::spawn(move || {
+            let mut server = server;
+            loop {
+                match server.recv().ok().unwrap() {
+                    pingpong::Ping::Ping(x, pong) => server = pong.pong(x + 1).ok().unwrap(),
+                    pingpong::Ping::Bye => return,
+                }
+            }
+        });
+        // One round trip, then `Bye` goes into the slot the first ping used.
+        let (x, client) = client.ping(1).ok().unwrap().recv().unwrap();
+        assert_eq!(x, 2);
+        client.bye().unwrap();
+        echo.join().unwrap();
+    });
+}
+
+#[test]
+fn bounded_client_drop_races_the_server_recv() {
+    loom::model(|| {
+        let (server, client) = pingpong::init::<u8>();
+        let dropper = thread::spawn(move || drop(client));
+        assert!(server.recv().is_err());
+        dropper.join().unwrap();
+    });
+}
+
+#[test]
+fn bounded_server_drop_races_the_client_waiting_for_pong() {
+    loom::model(|| {
+        let (server, client) = pingpong::init::<u8>();
+        let pong = client.ping(1).ok().unwrap();
+        let server = thread::spawn(move || drop(server.recv()));
+        assert!(pong.recv().is_err());
+        server.join().unwrap();
+    });
+}
+
+#[test]
+fn bounded_server_drop_races_the_client_send_and_the_message_is_dropped_once() {
+    loom::model(|| {
+        let drops = Arc::new(AtomicUsize::new(0));
+        let (server, client) = pingpong::init();
+        let message = Counted(drops.clone());
+        let sender = thread::spawn(move || client.ping(message).err().map(|e| e.0));
+        drop(server);
+        let handed_back = sender.join().unwrap();
+        assert_eq!(
+            drops.load(Ordering::SeqCst),
+            usize::from(handed_back.is_none())
+        );
+        drop(handed_back);
+        assert_eq!(drops.load(Ordering::SeqCst), 1);
+    });
+}

@@ -1,6 +1,8 @@
 //! Helpers shared by the runtime's integration tests.
 #![allow(dead_code)]
 
+pub mod pingpong;
+
 use std::sync::Arc;
 use std::sync::atomic::{AtomicUsize, Ordering};
 

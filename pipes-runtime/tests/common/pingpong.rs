@@ -1,0 +1,136 @@
+//! A bounded protocol written by hand the way `proto!` lays one out, to test session buffers
+//! before the code generator exists:
+//!
+//! ```text
+//! pingpong {
+//!     Ping: send { Ping(T) -> Pong, Bye -> ! }
+//!     Pong: recv { Pong(T) -> Ping }
+//! }
+//! ```
+#![allow(dead_code)]
+
+use pipes_runtime::__private::{RecvSlot, SendSlot, Session, Slot, Slots, StateName, session};
+use pipes_runtime::{RecvError, SendError};
+
+/// What travels in the `Ping` slot: payloads only, never endpoints.
+pub enum PingMessage<T> {
+    Ping(T),
+    Bye,
+}
+
+pub struct Buffer<T> {
+    ping: Slot<PingMessage<T>>,
+    pong: Slot<T>,
+}
+
+impl<T> Slots for Buffer<T> {
+    fn close(&self) {
+        self.ping.close();
+        self.pong.close();
+    }
+}
+
+const PING: StateName = StateName {
+    protocol: "pingpong",
+    state: "Ping",
+};
+const PONG: StateName = StateName {
+    protocol: "pingpong",
+    state: "Pong",
+};
+
+pub fn init<T>() -> (server::Ping<T>, client::Ping<T>) {
+    let (server, client) = session(Buffer {
+        ping: Slot::new(),
+        pong: Slot::new(),
+    });
+    (server::Ping::new(server), client::Ping::new(client))
+}
+
+/// What the server receives in `Ping`.
+pub enum Ping<T> {
+    Ping(T, server::Pong<T>),
+    Bye,
+}
+
+pub mod client {
+    use super::*;
+
+    pub struct Ping<T>(SendSlot<PingMessage<T>, Buffer<T>>);
+    pub struct Pong<T>(RecvSlot<T, Buffer<T>>);
+
+    impl<T> Ping<T> {
+        pub(super) fn new(session: Session<Buffer<T>>) -> Self {
+            Ping(session.sender(|b| &b.ping))
+        }
+
+        pub fn ping(self, value: T) -> Result<Pong<T>, SendError<T>> {
+            match self.0.send(PingMessage::Ping(value)) {
+                Ok(session) => Ok(Pong(session.receiver(|b| &b.pong))),
+                Err(PingMessage::Ping(value)) => Err(SendError(value)),
+                Err(PingMessage::Bye) => unreachable!(),
+            }
+        }
+
+        pub fn bye(self) -> Result<(), SendError<()>> {
+            match self.0.send(PingMessage::Bye) {
+                Ok(session) => {
+                    session.finish();
+                    Ok(())
+                }
+                Err(_) => Err(SendError(())),
+            }
+        }
+    }
+
+    impl<T> Pong<T> {
+        pub fn recv(self) -> Result<(T, Ping<T>), RecvError> {
+            let (value, session) = self.0.recv(&PONG)?;
+            Ok((value, Ping::new(session)))
+        }
+    }
+}
+
+pub mod server {
+    use super::*;
+
+    pub struct Ping<T>(RecvSlot<PingMessage<T>, Buffer<T>>);
+    pub struct Pong<T>(SendSlot<T, Buffer<T>>);
+
+    impl<T> Ping<T> {
+        pub(super) fn new(session: Session<Buffer<T>>) -> Self {
+            Ping(session.receiver(|b| &b.ping))
+        }
+
+        pub fn recv(self) -> Result<super::Ping<T>, RecvError> {
+            Ok(match self.0.recv(&PING)? {
+                (PingMessage::Ping(value), session) => {
+                    super::Ping::Ping(value, Pong(session.sender(|b| &b.pong)))
+                }
+                (PingMessage::Bye, session) => {
+                    session.finish();
+                    super::Ping::Bye
+                }
+            })
+        }
+
+        pub fn try_recv(self) -> Result<super::Ping<T>, pipes_runtime::TryRecvError<Self>> {
+            match self.0.try_recv(&PING) {
+                Ok((PingMessage::Ping(value), session)) => {
+                    Ok(super::Ping::Ping(value, Pong(session.sender(|b| &b.pong))))
+                }
+                Ok((PingMessage::Bye, session)) => {
+                    session.finish();
+                    Ok(super::Ping::Bye)
+                }
+                Err(error) => Err(error.map(Ping)),
+            }
+        }
+    }
+
+    impl<T> Pong<T> {
+        pub fn pong(self, value: T) -> Result<Ping<T>, SendError<T>> {
+            self.0.send(value).map(Ping::new).map_err(SendError)
+        }
+    }
+}
