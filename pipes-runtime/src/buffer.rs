@@ -27,7 +27,7 @@ use std::ptr::NonNull;
 use std::time::{Duration, Instant};
 
 use crate::error::{RecvError, RecvTimeoutError, TryRecvError};
-use crate::packet::{EMPTY, FULL, Packet, StateName, TERMINATED, is_settled, wake};
+use crate::packet::{EMPTY, FULL, Packet, StateName, StateWord, TERMINATED, is_settled, wake};
 use crate::sync::{AtomicUsize, Ordering, fence};
 
 /// The packet of one state in a session buffer.
@@ -246,6 +246,11 @@ impl<T, B: Slots> RecvSlot<T, B> {
     fn packet(&self) -> &Packet<T> {
         // SAFETY: the share keeps the slot alive.
         &unsafe { self.slot.as_ref() }.packet
+    }
+
+    /// The state word select waits on.
+    pub fn state_word(&self) -> &StateWord {
+        self.packet().state_word()
     }
 
     /// Blocks until the message arrives or the peer is gone. Returns the message and this

@@ -4,6 +4,7 @@
 use std::time::Duration;
 
 use crate::error::{RecvError, RecvTimeoutError, TryRecvError};
+use crate::packet::StateWord;
 
 /// A single-use receiving endpoint. Receiving consumes it; the message (an enum of the state's
 /// messages, or the payload for a oneshot) carries the endpoint for the next state.
@@ -19,4 +20,9 @@ pub trait Recv: Sized {
 
     /// Blocks for at most `timeout`; hands the endpoint back if nothing arrived in time.
     fn recv_timeout(self, timeout: Duration) -> Result<Self::Message, RecvTimeoutError<Self>>;
+
+    /// The state word of the packet the next message arrives in: what select waits on.
+    /// Not a public API; implemented by the runtime and by generated code.
+    #[doc(hidden)]
+    fn __state_word(&self) -> &StateWord;
 }

@@ -38,5 +38,5 @@ pub use stream::{Chan, Iter, Port, TryIter, stream};
 #[doc(hidden)]
 pub mod __private {
     pub use crate::buffer::{RecvSlot, SendSlot, Session, Slot, Slots, session};
-    pub use crate::packet::{RecvPacket, SendPacket, StateName, entangle};
+    pub use crate::packet::{RecvPacket, SendPacket, StateName, StateWord, entangle};
 }

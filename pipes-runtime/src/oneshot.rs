@@ -12,7 +12,7 @@ use std::time::{Duration, Instant};
 
 use crate::endpoint::Recv;
 use crate::error::{RecvError, RecvTimeoutError, SendError, TryRecvError};
-use crate::packet::{RecvPacket, SendPacket, StateName, entangle};
+use crate::packet::{RecvPacket, SendPacket, StateName, StateWord, entangle};
 
 const ONESHOT: StateName = StateName {
     protocol: "oneshot",
@@ -77,6 +77,10 @@ impl<T> Recv for PortOne<T> {
 
     fn recv_timeout(self, timeout: Duration) -> Result<T, RecvTimeoutError<Self>> {
         PortOne::recv_timeout(self, timeout)
+    }
+
+    fn __state_word(&self) -> &StateWord {
+        self.0.state_word()
     }
 }
 

@@ -68,10 +68,20 @@ impl StateName {
     }
 }
 
+/// A packet's state word, seen from outside the packet: what select and port sets wait on.
+/// Opaque: only this crate reads or writes it.
+pub struct StateWord(pub(crate) AtomicUsize);
+
+impl fmt::Debug for StateWord {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.debug_struct("StateWord").finish_non_exhaustive()
+    }
+}
+
 /// The state machine: a state word and a payload slot. Its methods are the transitions; who
 /// may call which, and who frees or reuses the packet afterwards, is up to the endpoints.
 pub(crate) struct Packet<T> {
-    state: AtomicUsize,
+    state: StateWord,
     payload: UnsafeCell<MaybeUninit<T>>,
 }
 
@@ -82,12 +92,16 @@ unsafe impl<T: Send> Sync for Packet<T> {}
 impl<T> Packet<T> {
     pub(crate) fn new() -> Self {
         Packet {
-            state: AtomicUsize::new(EMPTY),
+            state: StateWord(AtomicUsize::new(EMPTY)),
             payload: UnsafeCell::new(MaybeUninit::uninit()),
         }
     }
 
     pub(crate) fn state(&self) -> &AtomicUsize {
+        &self.state.0
+    }
+
+    pub(crate) fn state_word(&self) -> &StateWord {
         &self.state
     }
 
@@ -104,7 +118,7 @@ impl<T> Packet<T> {
         });
         // Release publishes the payload; Acquire orders us after a receiver that terminated or
         // registered its waiter.
-        match self.state.swap(FULL, Ordering::AcqRel) {
+        match self.state().swap(FULL, Ordering::AcqRel) {
             EMPTY => Ok(()),
             TERMINATED => Err(self.payload.with_mut(|slot| {
                 // SAFETY: we wrote the slot above and the receiver, being gone, never read it.
@@ -121,7 +135,7 @@ impl<T> Packet<T> {
 
     /// The sender's drop transition. Returns the word it replaced.
     pub(crate) fn close_sender(&self) -> usize {
-        let word = self.state.swap(TERMINATED, Ordering::AcqRel);
+        let word = self.state().swap(TERMINATED, Ordering::AcqRel);
         if !is_settled(word) && word != EMPTY {
             // SAFETY: a BLOCKED word, just swapped out by us.
             unsafe { wake(word) };
@@ -133,7 +147,7 @@ impl<T> Packet<T> {
     /// The receiver's drop transition: drops an unreceived message. Returns the word it
     /// replaced.
     pub(crate) fn close_receiver(&self) -> usize {
-        let word = self.state.swap(TERMINATED, Ordering::AcqRel);
+        let word = self.state().swap(TERMINATED, Ordering::AcqRel);
         if word == FULL {
             self.payload.with_mut(|slot| {
                 // SAFETY: the sender is done (Acquire made its write visible) and nobody will
@@ -152,7 +166,7 @@ impl<T> Packet<T> {
     /// the state word, read with Acquire. On a timeout the word is `EMPTY` and no waiter is
     /// left registered.
     pub(crate) fn wait(&self, deadline: Option<Instant>) -> usize {
-        let state = &self.state;
+        let state = self.state();
         let word = state.load(Ordering::Acquire);
         if is_settled(word) {
             return word;
@@ -308,6 +322,11 @@ impl<T> RecvPacket<T> {
     fn packet(&self) -> &Packet<T> {
         // SAFETY: we have not made our final transition, so the packet is alive.
         unsafe { self.packet.as_ref() }
+    }
+
+    /// The state word select waits on.
+    pub fn state_word(&self) -> &StateWord {
+        self.packet().state_word()
     }
 
     /// Blocks until the message arrives or the sender is dropped.
