@@ -34,9 +34,48 @@ pub use error::{RecvError, RecvTimeoutError, SendError, TryRecvError};
 pub use oneshot::{ChanOne, PortOne, oneshot};
 pub use stream::{Chan, Iter, Port, TryIter, stream};
 
+/// Declares protocols and generates their typed endpoints. See the `pipes` crate docs for the
+/// language and for what a protocol generates.
+///
+/// ```
+/// pipes_runtime::proto! {
+///     pingpong {
+///         Ping: send { Ping(u32) -> Pong }
+///         Pong: recv { Pong(u32) -> Ping }
+///     }
+/// }
+///
+/// let (server, client) = pingpong::init();
+/// let pong = client.ping(1).unwrap();
+/// let pingpong::Ping::Ping(n, server) = server.recv().unwrap();
+/// server.pong(n + 1).unwrap();
+/// let pingpong::Pong::Pong(n, _client) = pong.recv().unwrap();
+/// assert_eq!(n, 2);
+/// ```
+#[macro_export]
+macro_rules! proto {
+    ($($protocols:tt)*) => {
+        $crate::__private::proto_impl! { $crate; $($protocols)* }
+    };
+}
+
 /// What generated protocol code uses. Not a public API: it changes with the code generator.
 #[doc(hidden)]
 pub mod __private {
     pub use crate::buffer::{RecvSlot, SendSlot, Session, Slot, Slots, session};
+    pub use crate::endpoint::Recv;
+    pub use crate::error::{RecvError, RecvTimeoutError, SendError, TryRecvError};
     pub use crate::packet::{RecvPacket, SendPacket, StateName, StateWord, entangle};
+    pub use core::fmt;
+    pub use core::marker::PhantomData;
+    pub use core::result::Result::{self, Err, Ok};
+    pub use core::time::Duration;
+    pub use proto_macro::proto_impl;
+
+    /// A packet handed back a message its sender did not send: impossible, since each packet
+    /// carries one message from one sender.
+    #[cold]
+    pub fn unreachable_message() -> ! {
+        unreachable!("pipes: a packet handed back a message that was never sent into it")
+    }
 }

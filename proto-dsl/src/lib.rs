@@ -22,6 +22,7 @@
 
 pub mod ast;
 pub mod check;
+pub mod codegen;
 pub mod diagnostic;
 pub mod liveness;
 pub mod parse;

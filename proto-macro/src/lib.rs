@@ -1,2 +1,73 @@
-//! The `proto!` procedural macro: a thin shim that hands its input to `proto-dsl` and turns the
-//! result into tokens. The macro itself arrives with the `proto!` issue.
+//! The `proto!` procedural macro: a thin shim over `proto-dsl`. It prints the invocation's
+//! tokens as text (remembering where each token landed), runs the protocol compiler on that
+//! text, and maps every byte range the compiler reports back onto the user's tokens.
+//!
+//! Users call `pipes::proto!`, a `macro_rules!` in the runtime that forwards here with `$crate`
+//! first, so generated code reaches the runtime however the dependency is named.
+
+use proc_macro::TokenStream;
+use proc_macro2::{Delimiter, Ident, Span, TokenStream as TokenStream2, TokenTree};
+use quote::quote;
+
+mod source;
+
+use source::Source;
+
+/// Compiles a protocol into a module of typed endpoints. Called as
+/// `proto_impl! { $crate; protocols... }` by the runtime's `proto!`; see the `pipes` docs.
+#[proc_macro]
+pub fn proto_impl(input: TokenStream) -> TokenStream {
+    let input = TokenStream2::from(input);
+    let mut tokens = input.into_iter();
+    let mut runtime = TokenStream2::new();
+    for token in tokens.by_ref() {
+        match &token {
+            TokenTree::Punct(p) if p.as_char() == ';' => break,
+            _ => runtime.extend([token]),
+        }
+    }
+    expand(runtime, tokens.collect()).into()
+}
+
+fn expand(runtime: TokenStream2, body: TokenStream2) -> TokenStream2 {
+    let source = Source::print(body);
+    let span_at = |offset: usize| source.span_at(offset);
+    match proto_dsl::analyze(&source.text) {
+        Ok(analysis) => proto_dsl::codegen::generate(
+            &analysis,
+            &proto_dsl::codegen::Options {
+                runtime,
+                source: &source.text,
+                span_at: &span_at,
+            },
+        ),
+        Err(diagnostics) => {
+            let errors = diagnostics.iter().map(|d| source.compile_error(d));
+            // Stub modules keep `protocol::...` paths in user code from adding errors of
+            // their own on top of the real ones.
+            let stubs = proto_dsl::parse(&source.text)
+                .map(|file| {
+                    file.protocols
+                        .iter()
+                        .filter(|p| !p.name.is_raw())
+                        .map(|p| {
+                            let (vis, name) = (&p.vis, Ident::new(&p.name.text, Span::call_site()));
+                            quote!(#[allow(dead_code)] #vis mod #name {})
+                        })
+                        .collect::<TokenStream2>()
+                })
+                .unwrap_or_default();
+            quote!(#(#errors)* #stubs)
+        }
+    }
+}
+
+/// Whether a group's delimiters print as characters.
+fn delimiters(delimiter: Delimiter) -> Option<(char, char)> {
+    match delimiter {
+        Delimiter::Parenthesis => Some(('(', ')')),
+        Delimiter::Brace => Some(('{', '}')),
+        Delimiter::Bracket => Some(('[', ']')),
+        Delimiter::None => None,
+    }
+}

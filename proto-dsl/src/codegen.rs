@@ -1,0 +1,963 @@
+//! Code generation: a checked protocol becomes the module of DESIGN section 3 (`init()`, one
+//! enum per state, `client` and `server` endpoint types, send and receive methods, `Recv`
+//! impls, docs on every item). Output is built with `quote` only, names everything through the
+//! runtime's `__private` module, and depends on nothing but the input, so it is deterministic.
+//!
+//! Two layouts share one shape:
+//! - *unbounded* protocols send each message in a fresh packet ([`entangle`]); a message carries
+//!   the receiver's endpoint for the next state, as in 2012;
+//! - *bounded* ones get one session buffer from `init()` with a slot per state. What travels in
+//!   a slot is a hidden payload-only enum (`__State`); the receiver builds its next endpoint
+//!   from its own share of the buffer, so no endpoint ever travels and nothing is allocated
+//!   per message. A bounded protocol whose states do not all share one list of generic
+//!   parameters falls back to the unbounded layout (its buffer could not be named).
+//!
+//! [`entangle`]: https://docs.rs/pipes (pipes::__private::entangle)
+
+use std::ops::Range;
+
+use proc_macro2::{Group, Ident, Span, TokenStream, TokenTree};
+use quote::{ToTokens, format_ident, quote};
+
+use crate::Analysis;
+use crate::ast::{Direction, Message, Name, Next, Protocol, State};
+use crate::check::method_name;
+use crate::liveness::Liveness;
+
+/// How to generate: where the runtime is, and where the user's tokens are.
+pub struct Options<'a> {
+    /// A path to the runtime crate: `$crate` from the macro, `::pipes` from build.rs.
+    pub runtime: TokenStream,
+    /// The source the analysis was made from (for the transition table in the docs).
+    pub source: &'a str,
+    /// The span of the user's token at a byte offset of `source`, so errors rustc finds in
+    /// generated code point at the protocol as written. `Span::call_site()` outside a macro.
+    pub span_at: &'a dyn Fn(usize) -> Span,
+}
+
+/// Generates the modules of every protocol in `analysis`.
+pub fn generate(analysis: &Analysis, options: &Options) -> TokenStream {
+    analysis
+        .protocols()
+        .map(|(protocol, liveness)| Gen::new(protocol, liveness, options).module())
+        .collect()
+}
+
+/// The two ends of a session.
+#[derive(Clone, Copy, PartialEq, Eq)]
+enum Side {
+    Client,
+    Server,
+}
+
+impl Side {
+    fn module(self) -> Ident {
+        match self {
+            Side::Client => format_ident!("client"),
+            Side::Server => format_ident!("server"),
+        }
+    }
+
+    fn word(self) -> &'static str {
+        match self {
+            Side::Client => "client",
+            Side::Server => "server",
+        }
+    }
+
+    fn other(self) -> Side {
+        match self {
+            Side::Client => Side::Server,
+            Side::Server => Side::Client,
+        }
+    }
+
+    /// Whether this side sends in a state (protocols are written from the client's side).
+    fn sends_in(self, state: &State) -> bool {
+        matches!(
+            (self, state.direction),
+            (Side::Client, Some(Direction::Send)) | (Side::Server, Some(Direction::Recv))
+        )
+    }
+
+    /// The side that sends in a state with messages.
+    fn sender_of(state: &State) -> Side {
+        if Side::Client.sends_in(state) {
+            Side::Client
+        } else {
+            Side::Server
+        }
+    }
+}
+
+struct Gen<'a> {
+    protocol: &'a Protocol,
+    options: &'a Options<'a>,
+    /// `<runtime>::__private`.
+    rt: TokenStream,
+    /// Whether sessions live in one buffer (see the module docs).
+    buffered: bool,
+}
+
+impl<'a> Gen<'a> {
+    fn new(protocol: &'a Protocol, liveness: &'a Liveness, options: &'a Options<'a>) -> Self {
+        let mut this = Gen {
+            protocol,
+            options,
+            rt: quote!(__pipes),
+            buffered: false,
+        };
+        this.buffered = liveness.is_bounded() && this.shares_one_parameter_list();
+        this
+    }
+
+    /// Whether every state declares the same parameters and every transition passes them on
+    /// unchanged, so one buffer type serves the whole session.
+    fn shares_one_parameter_list(&self) -> bool {
+        let params = |state: &State| -> Vec<String> {
+            state
+                .generics
+                .params
+                .iter()
+                .map(|p| p.name.clone())
+                .collect()
+        };
+        let Some(first) = self.protocol.states.first().map(params) else {
+            return true;
+        };
+        self.protocol.states.iter().all(|state| {
+            params(state) == first
+                && state.messages.iter().all(|message| match &message.next {
+                    Next::End { .. } => true,
+                    Next::State { args, .. } => {
+                        args.len() == first.len()
+                            && args
+                                .iter()
+                                .zip(&first)
+                                .all(|(arg, param)| arg.syn.to_token_stream().to_string() == *param)
+                    }
+                })
+        })
+    }
+
+    // ----- names and spans
+
+    fn span(&self, range: &Range<usize>) -> Span {
+        (self.options.span_at)(range.start)
+    }
+
+    fn ident(&self, name: &Name) -> Ident {
+        let span = self.span(&name.span);
+        match name.text.strip_prefix("r#") {
+            Some(raw) => Ident::new_raw(raw, span),
+            None => Ident::new(&name.text, span),
+        }
+    }
+
+    fn state_ident(&self, state: &State) -> Ident {
+        self.ident(&state.name)
+    }
+
+    /// The hidden payload-only enum that travels in a bounded protocol's slot.
+    fn slot_message_ident(&self, state: &State) -> Ident {
+        format_ident!(
+            "__{}",
+            state.name.unraw(),
+            span = self.span(&state.name.span)
+        )
+    }
+
+    fn method_ident(&self, message: &Message) -> Ident {
+        Ident::new(
+            &method_name(&message.name.text),
+            self.span(&message.name.span),
+        )
+    }
+
+    fn state(&self, name: &Name) -> &'a State {
+        let index = self
+            .protocol
+            .state_index(name.unraw())
+            .expect("checked: every target state exists");
+        &self.protocol.states[index]
+    }
+
+    fn text(&self, range: &Range<usize>) -> &'a str {
+        self.options.source.get(range.clone()).unwrap_or("")
+    }
+
+    // ----- generics
+
+    /// `<T: Bound, ...>` as declared, for impls and `init`.
+    fn impl_generics(&self, state: &State) -> TokenStream {
+        let generics = &state.generics;
+        let params = generics
+            .params
+            .iter()
+            .map(|param| respan(param.syn.to_token_stream(), self.span(&param.span)));
+        if generics.params.is_empty() {
+            quote!()
+        } else {
+            quote!(<#(#params),*>)
+        }
+    }
+
+    /// `<T, ...>` without bounds, for type definitions (bounds belong on impls).
+    fn decl_generics(&self, state: &State) -> TokenStream {
+        let params = state.generics.syn.params.iter().map(|param| match param {
+            syn::GenericParam::Type(t) => t.ident.to_token_stream(),
+            syn::GenericParam::Lifetime(l) => l.lifetime.to_token_stream(),
+            syn::GenericParam::Const(c) => {
+                let (ident, ty) = (&c.ident, &c.ty);
+                quote!(const #ident: #ty)
+            }
+        });
+        if state.generics.params.is_empty() {
+            quote!()
+        } else {
+            quote!(<#(#params),*>)
+        }
+    }
+
+    /// `<T, ...>`, the state's parameters used as arguments.
+    fn ty_generics(&self, state: &State) -> TokenStream {
+        let (_, ty_generics, _) = state.generics.syn.split_for_impl();
+        ty_generics.to_token_stream()
+    }
+
+    /// The type arguments of a transition, `<u32, T>`, as written.
+    fn next_args(&self, message: &Message) -> TokenStream {
+        match &message.next {
+            Next::State { args, .. } if !args.is_empty() => {
+                let args = args
+                    .iter()
+                    .map(|arg| respan(arg.syn.to_token_stream(), self.span(&arg.span)));
+                quote!(<#(#args),*>)
+            }
+            _ => quote!(),
+        }
+    }
+
+    /// A `PhantomData` type that uses every parameter, for types that hold no packet.
+    fn phantom(&self, state: &State) -> TokenStream {
+        let rt = &self.rt;
+        let uses = state
+            .generics
+            .syn
+            .params
+            .iter()
+            .filter_map(|param| match param {
+                syn::GenericParam::Type(t) => Some(t.ident.to_token_stream()),
+                syn::GenericParam::Lifetime(l) => {
+                    let lifetime = &l.lifetime;
+                    Some(quote!(&#lifetime ()))
+                }
+                syn::GenericParam::Const(_) => None,
+            });
+        quote!(#rt::PhantomData<fn() -> (#(#uses,)*)>)
+    }
+
+    // ----- types seen from the protocol module
+
+    /// `client::State<args>`: a side's endpoint for the state a message leads to.
+    fn next_endpoint_ty(&self, side: Side, message: &Message) -> Option<TokenStream> {
+        let Next::State { name, .. } = &message.next else {
+            return None;
+        };
+        let (module, state, args) = (side.module(), self.ident(name), self.next_args(message));
+        Some(quote!(#module::#state #args))
+    }
+
+    /// The payload types of a message.
+    fn payload_types(&self, message: &Message) -> Vec<TokenStream> {
+        message
+            .payload
+            .iter()
+            .map(|ty| respan(ty.syn.to_token_stream(), self.span(&ty.span)))
+            .collect()
+    }
+
+    /// What a failed send hands back: `()`, the one value, or a tuple.
+    fn payload_tuple_ty(&self, message: &Message) -> TokenStream {
+        match self.payload_types(message).as_slice() {
+            [one] => one.clone(),
+            many => quote!((#(#many),*)),
+        }
+    }
+
+    fn payload_vars(message: &Message) -> Vec<Ident> {
+        (0..message.payload.len())
+            .map(|i| format_ident!("p{}", i))
+            .collect()
+    }
+
+    fn payload_tuple(message: &Message) -> TokenStream {
+        match Self::payload_vars(message).as_slice() {
+            [one] => one.to_token_stream(),
+            many => quote!((#(#many),*)),
+        }
+    }
+
+    // ----- docs
+
+    fn docs(&self, meta: &crate::ast::Meta) -> TokenStream {
+        let docs = meta.docs.iter().map(|doc| {
+            let text = &doc.text;
+            quote!(#[doc = #text])
+        });
+        quote!(#(#docs)*)
+    }
+
+    fn attrs(&self, meta: &crate::ast::Meta) -> TokenStream {
+        let attrs = meta.attrs.iter().map(|attr| attr.syn.to_token_stream());
+        quote!(#(#attrs)*)
+    }
+
+    /// The user's docs, or `fallback` when there are none.
+    fn docs_or(&self, meta: &crate::ast::Meta, fallback: String) -> TokenStream {
+        if meta.docs.is_empty() {
+            let fallback = format!(" {fallback}");
+            quote!(#[doc = #fallback])
+        } else {
+            self.docs(meta)
+        }
+    }
+
+    fn leads_to(&self, message: &Message) -> String {
+        match &message.next {
+            Next::End { .. } => "ends the protocol".to_string(),
+            Next::State { .. } => format!("leads to `{}`", self.text(&message.next.span())),
+        }
+    }
+
+    /// The module docs: the user's, then a table of states and transitions.
+    fn module_docs(&self) -> TokenStream {
+        let protocol = self.protocol;
+        let name = protocol.name.unraw();
+        let mut table = format!(
+            "\n\n# Protocol `{name}`\n\nWritten from the client's side; `init()` returns the \
+             server's and the client's endpoints for the start state `{}`. {}\n\n\
+             | State | Sent by | Message | Next |\n|---|---|---|---|\n",
+            protocol.states[0].name.unraw(),
+            if self.buffered {
+                "Bounded: a session lives in one buffer allocated by `init()`, and messages \
+                 allocate nothing."
+            } else {
+                "Unbounded: each message travels in a packet of its own."
+            }
+        );
+        for state in &protocol.states {
+            if state.messages.is_empty() {
+                table.push_str(&format!("| `{}` | - | (ends) | |\n", state.name.unraw()));
+            }
+            for message in &state.messages {
+                let payload = if message.payload.is_empty() {
+                    String::new()
+                } else {
+                    let types: Vec<&str> = message
+                        .payload
+                        .iter()
+                        .map(|ty| self.text(&ty.span))
+                        .collect();
+                    // A `|` would end the table cell.
+                    format!("({})", types.join(", ")).replace('|', "\\|")
+                };
+                let next = match &message.next {
+                    Next::End { .. } => "`!`".to_string(),
+                    Next::State { .. } => format!("`{}`", self.text(&message.next.span())),
+                };
+                table.push_str(&format!(
+                    "| `{}` | {} | `{}{}` | {} |\n",
+                    state.name.unraw(),
+                    Side::sender_of(state).word(),
+                    message.name.unraw(),
+                    payload,
+                    next
+                ));
+            }
+        }
+        let docs = self.docs(&protocol.meta);
+        let generated = if protocol.meta.docs.is_empty() {
+            format!(" The `{name}` protocol.{table}")
+        } else {
+            table
+        };
+        quote!(#docs #[doc = #generated])
+    }
+
+    // ----- the module
+
+    fn module(&self) -> TokenStream {
+        let protocol = self.protocol;
+        let (vis, name) = (&protocol.vis, self.ident(&protocol.name));
+        let runtime = &self.options.runtime;
+        let docs = self.module_docs();
+        let attrs = self.attrs(&protocol.meta);
+        let init = self.init();
+        let enums = protocol.states.iter().map(|state| self.message_enum(state));
+        let buffer = self.buffer();
+        let endpoints = |side: Side| {
+            let module = side.module();
+            let doc = format!(
+                " The {}'s endpoints, one per state: each is used once, and sending or \
+                 receiving returns the endpoint for the next state.",
+                side.word()
+            );
+            let types = protocol
+                .states
+                .iter()
+                .map(|state| self.endpoint_type(side, state));
+            quote! {
+                #[doc = #doc]
+                pub mod #module {
+                    use super::__pipes;
+                    #(#types)*
+                }
+            }
+        };
+        let (client, server) = (endpoints(Side::Client), endpoints(Side::Server));
+        let impls = protocol
+            .states
+            .iter()
+            .map(|state| self.endpoint_impls(state));
+        quote! {
+            #docs
+            #attrs
+            #[allow(non_camel_case_types, non_snake_case, clippy::all)]
+            #vis mod #name {
+                // Payload types are written where the macro is invoked.
+                #[allow(unused_imports)]
+                use super::*;
+                use #runtime::__private as __pipes;
+
+                #init
+                #(#enums)*
+                #buffer
+                #client
+                #server
+                #(#impls)*
+            }
+        }
+    }
+
+    /// `init()`: a new session, `(server, client)` as in the tutorial.
+    fn init(&self) -> TokenStream {
+        let rt = &self.rt;
+        let start = &self.protocol.states[0];
+        let (state, impl_generics, ty_generics) = (
+            self.state_ident(start),
+            self.impl_generics(start),
+            self.ty_generics(start),
+        );
+        let doc = format!(
+            " Starts a session of `{}`: returns the server's and the client's endpoints for the \
+             start state `{}`.",
+            self.protocol.name.unraw(),
+            start.name.unraw()
+        );
+        let body = if start.messages.is_empty() {
+            quote!((server::#state(#rt::PhantomData), client::#state(#rt::PhantomData)))
+        } else if self.buffered {
+            let slots = self.slot_states().map(|state| {
+                let field = self.state_ident(state);
+                quote!(#field: #rt::Slot::new())
+            });
+            let (server, client) = (
+                self.endpoint_in_slot(Side::Server, start, &format_ident!("server")),
+                self.endpoint_in_slot(Side::Client, start, &format_ident!("client")),
+            );
+            quote! {
+                let (server, client) = #rt::session(__Buffer {
+                    #(#slots,)*
+                    _params: #rt::PhantomData,
+                });
+                (#server, #client)
+            }
+        } else {
+            let (server, client) = (
+                self.endpoint_of_pair(Side::Server, start),
+                self.endpoint_of_pair(Side::Client, start),
+            );
+            quote! {
+                let (send, recv) = #rt::entangle();
+                (#server, #client)
+            }
+        };
+        quote! {
+            #[doc = #doc]
+            #[must_use]
+            pub fn init #impl_generics () -> (server::#state #ty_generics, client::#state #ty_generics) {
+                #body
+            }
+        }
+    }
+
+    /// A side's endpoint built from a fresh `(send, recv)` pair of packets.
+    fn endpoint_of_pair(&self, side: Side, state: &State) -> TokenStream {
+        let (module, name) = (side.module(), self.state_ident(state));
+        let packet = if side.sends_in(state) {
+            quote!(send)
+        } else {
+            quote!(recv)
+        };
+        quote!(#module::#name(#packet))
+    }
+
+    /// A side's endpoint built from its share of the session buffer.
+    fn endpoint_in_slot(&self, side: Side, state: &State, session: &Ident) -> TokenStream {
+        let (module, name) = (side.module(), self.state_ident(state));
+        let method = if side.sends_in(state) {
+            quote!(sender)
+        } else {
+            quote!(receiver)
+        };
+        quote!(#module::#name(#session.#method(|buffer| &buffer.#name)))
+    }
+
+    /// The states that have a slot in the session buffer: those with messages.
+    fn slot_states(&self) -> impl Iterator<Item = &'a State> {
+        self.protocol
+            .states
+            .iter()
+            .filter(|state| !state.messages.is_empty())
+    }
+
+    /// The enum of a state's messages, as its receiver gets them.
+    fn message_enum(&self, state: &State) -> TokenStream {
+        if state.messages.is_empty() {
+            return quote!();
+        }
+        let name = self.state_ident(state);
+        let generics = self.decl_generics(state);
+        let receiver = Side::sender_of(state).other();
+        let doc = format!(
+            " The messages of state `{}`, as the {} receives them: each with its payload and \
+             the {}'s endpoint for the next state.",
+            state.name.unraw(),
+            receiver.word(),
+            receiver.word()
+        );
+        let docs = self.docs(&state.meta);
+        let attrs = self.attrs(&state.meta);
+        let variants = state.messages.iter().map(|message| {
+            let variant = self.ident(&message.name);
+            let fallback = format!("`{}`: {}.", message.name.unraw(), self.leads_to(message));
+            let docs = self.docs_or(&message.meta, fallback);
+            let attrs = self.attrs(&message.meta);
+            let payload = self.payload_types(message);
+            let next = self.next_endpoint_ty(receiver, message);
+            let fields: Vec<TokenStream> = payload.into_iter().chain(next).collect();
+            let fields = if fields.is_empty() {
+                quote!()
+            } else {
+                quote!((#(#fields),*))
+            };
+            quote!(#docs #attrs #variant #fields)
+        });
+        let slot_enum = self.buffered.then(|| {
+            let slot_name = self.slot_message_ident(state);
+            let variants = state.messages.iter().map(|message| {
+                let variant = self.ident(&message.name);
+                let attrs = self.attrs(&message.meta);
+                let payload = self.payload_types(message);
+                if payload.is_empty() {
+                    quote!(#attrs #variant)
+                } else {
+                    quote!(#attrs #variant(#(#payload),*))
+                }
+            });
+            quote! {
+                #[doc(hidden)]
+                pub enum #slot_name #generics { #(#variants),* }
+            }
+        });
+        quote! {
+            #[doc = #doc]
+            #docs
+            #attrs
+            pub enum #name #generics { #(#variants),* }
+            #slot_enum
+        }
+    }
+
+    /// The session buffer of a bounded protocol: a slot per state with messages.
+    fn buffer(&self) -> TokenStream {
+        if !self.buffered {
+            return quote!();
+        }
+        let rt = &self.rt;
+        let start = &self.protocol.states[0];
+        let (generics, ty_generics) = (self.decl_generics(start), self.ty_generics(start));
+        let fields = self.slot_states().map(|state| {
+            let (name, slot) = (self.state_ident(state), self.slot_message_ident(state));
+            quote!(#name: #rt::Slot<#slot #ty_generics>)
+        });
+        let closes = self.slot_states().map(|state| {
+            let name = self.state_ident(state);
+            quote!(self.#name.close();)
+        });
+        let phantom = self.phantom(start);
+        quote! {
+            #[doc(hidden)]
+            pub struct __Buffer #generics {
+                #(#fields,)*
+                _params: #phantom,
+            }
+            // No bounds: endpoint types name `__Buffer<T>` for every `T`.
+            impl #generics #rt::Slots for __Buffer #ty_generics {
+                fn close(&self) {
+                    #(#closes)*
+                }
+            }
+        }
+    }
+
+    /// A side's endpoint type for a state: a packet (or slot) end, or a marker for a state
+    /// with no messages.
+    fn endpoint_type(&self, side: Side, state: &State) -> TokenStream {
+        let rt = &self.rt;
+        let name = self.state_ident(state);
+        let generics = self.decl_generics(state);
+        let ty_generics = self.ty_generics(state);
+        let state_docs = self.docs(&state.meta);
+        let what = if state.messages.is_empty() {
+            "it has no messages: the protocol is over".to_string()
+        } else if side.sends_in(state) {
+            let methods: Vec<String> = state
+                .messages
+                .iter()
+                .map(|m| format!("`{}`", method_name(&m.name.text)))
+                .collect();
+            format!("it sends one of {}", methods.join(", "))
+        } else {
+            "it receives with `recv`, `try_recv` or `recv_timeout`".to_string()
+        };
+        let doc = format!(
+            " The {}'s endpoint in state `{}`: {}.",
+            side.word(),
+            state.name.unraw(),
+            what
+        );
+        let field = if state.messages.is_empty() {
+            self.phantom(state)
+        } else {
+            let message = if self.buffered {
+                let slot = self.slot_message_ident(state);
+                quote!(super::#slot #ty_generics, super::__Buffer #ty_generics)
+            } else {
+                quote!(super::#name #ty_generics)
+            };
+            match (self.buffered, side.sends_in(state)) {
+                (false, true) => quote!(#rt::SendPacket<#message>),
+                (false, false) => quote!(#rt::RecvPacket<#message>),
+                (true, true) => quote!(#rt::SendSlot<#message>),
+                (true, false) => quote!(#rt::RecvSlot<#message>),
+            }
+        };
+        quote! {
+            #[doc = #doc]
+            #state_docs
+            pub struct #name #generics (pub(super) #field);
+        }
+    }
+
+    /// The methods of both endpoints of a state, and their trait impls.
+    fn endpoint_impls(&self, state: &State) -> TokenStream {
+        let rt = &self.rt;
+        let name = self.state_ident(state);
+        let (impl_generics, ty_generics) = (self.impl_generics(state), self.ty_generics(state));
+        let debug = [Side::Client, Side::Server].map(|side| {
+            let module = side.module();
+            let text = format!(
+                "{}::{}::{}",
+                self.protocol.name.unraw(),
+                side.word(),
+                state.name.unraw()
+            );
+            quote! {
+                impl #impl_generics #rt::fmt::Debug for #module::#name #ty_generics {
+                    fn fmt(&self, f: &mut #rt::fmt::Formatter<'_>) -> #rt::fmt::Result {
+                        f.write_str(#text)
+                    }
+                }
+            }
+        });
+        if state.messages.is_empty() {
+            return quote!(#(#debug)*);
+        }
+        let sender = Side::sender_of(state);
+        let sends = state
+            .messages
+            .iter()
+            .map(|message| self.send_method(state, message));
+        let sender_module = sender.module();
+        let receive = self.receive_impls(state);
+        quote! {
+            impl #impl_generics #sender_module::#name #ty_generics {
+                #(#sends)*
+            }
+            #receive
+            #(#debug)*
+        }
+    }
+
+    /// The send method of one message.
+    fn send_method(&self, state: &State, message: &Message) -> TokenStream {
+        let rt = &self.rt;
+        let sender = Side::sender_of(state);
+        let receiver = sender.other();
+        let method = self.method_ident(message);
+        let variant = self.ident(&message.name);
+        let enum_name = if self.buffered {
+            self.slot_message_ident(state)
+        } else {
+            self.state_ident(state)
+        };
+        let vars = Self::payload_vars(message);
+        let params = vars
+            .iter()
+            .zip(self.payload_types(message))
+            .map(|(var, ty)| quote!(#var: #ty));
+        let handed_back = self.payload_tuple_ty(message);
+        let returns = self
+            .next_endpoint_ty(sender, message)
+            .unwrap_or_else(|| quote!(()));
+        let fallback = format!(
+            "Sends `{}`: {}. If the {} is gone, the payload is handed back in the error.",
+            message.name.unraw(),
+            self.leads_to(message),
+            receiver.word()
+        );
+        let docs = self.docs_or(&message.meta, fallback);
+        let attrs = self.attrs(&message.meta);
+        let next = match &message.next {
+            Next::State { name, .. } => Some(self.state(name)),
+            Next::End { .. } => None,
+        };
+        // What goes in the packet, and what the sender keeps.
+        let (prepare, sent, kept) = match next {
+            None => (quote!(), quote!(), quote!(())),
+            Some(next) if next.messages.is_empty() => {
+                let next_name = self.state_ident(next);
+                let receiver_module = receiver.module();
+                let sender_module = sender.module();
+                (
+                    quote!(),
+                    quote!(#receiver_module::#next_name(#rt::PhantomData)),
+                    quote!(#sender_module::#next_name(#rt::PhantomData)),
+                )
+            }
+            Some(next) => (
+                quote!(let (send, recv) = #rt::entangle();),
+                self.endpoint_of_pair(receiver, next),
+                self.endpoint_of_pair(sender, next),
+            ),
+        };
+        let fields: Vec<TokenStream> = vars
+            .iter()
+            .map(|var| var.to_token_stream())
+            .chain((!self.buffered && !sent.is_empty()).then_some(sent))
+            .collect();
+        let message_value = if fields.is_empty() {
+            quote!(#enum_name::#variant)
+        } else {
+            quote!(#enum_name::#variant(#(#fields),*))
+        };
+        let back_pattern = if vars.is_empty() {
+            quote!(#enum_name::#variant { .. })
+        } else if self.buffered {
+            quote!(#enum_name::#variant(#(#vars),*))
+        } else {
+            quote!(#enum_name::#variant(#(#vars,)* ..))
+        };
+        let back = Self::payload_tuple(message);
+        let other_variants =
+            (state.messages.len() > 1).then(|| quote!(#rt::Err(_) => #rt::unreachable_message(),));
+        let body = if self.buffered {
+            let kept = match next {
+                None => quote!({
+                    session.finish();
+                    ()
+                }),
+                Some(next) if next.messages.is_empty() => quote!({
+                    session.finish();
+                    #kept
+                }),
+                Some(next) => self.endpoint_in_slot(sender, next, &format_ident!("session")),
+            };
+            quote! {
+                match self.0.send(#message_value) {
+                    #rt::Ok(session) => #rt::Ok(#kept),
+                    #rt::Err(#back_pattern) => #rt::Err(#rt::SendError(#back)),
+                    #other_variants
+                }
+            }
+        } else {
+            quote! {
+                #prepare
+                match self.0.send(#message_value) {
+                    #rt::Ok(()) => #rt::Ok(#kept),
+                    #rt::Err(#back_pattern) => #rt::Err(#rt::SendError(#back)),
+                    #other_variants
+                }
+            }
+        };
+        quote! {
+            #docs
+            #attrs
+            pub fn #method(self, #(#params),*) -> #rt::Result<#returns, #rt::SendError<#handed_back>> {
+                #body
+            }
+        }
+    }
+
+    /// `recv`, `try_recv`, `recv_timeout` and the `Recv` impl of a state's receiving endpoint,
+    /// plus, for bounded protocols, how a slot message becomes the user's enum.
+    fn receive_impls(&self, state: &State) -> TokenStream {
+        let rt = &self.rt;
+        let name = self.state_ident(state);
+        let (impl_generics, ty_generics) = (self.impl_generics(state), self.ty_generics(state));
+        let receiver = Side::sender_of(state).other().module();
+        let (protocol_name, state_name) = (self.protocol.name.unraw(), state.name.unraw());
+        let message = quote!(#name #ty_generics);
+        let arrive = if self.buffered {
+            quote!(.map(#name::__arrive))
+        } else {
+            quote!()
+        };
+        let arrival = self.buffered.then(|| self.arrival(state));
+        let doc_recv = format!(
+            " Blocks until the message of state `{state_name}` arrives; fails if the sender was \
+             dropped first."
+        );
+        quote! {
+            impl #impl_generics #receiver::#name #ty_generics {
+                const STATE: #rt::StateName = #rt::StateName {
+                    protocol: #protocol_name,
+                    state: #state_name,
+                };
+
+                #[doc = #doc_recv]
+                pub fn recv(self) -> #rt::Result<#message, #rt::RecvError> {
+                    self.0.recv(&Self::STATE) #arrive
+                }
+
+                /// Takes the message if it is already here; otherwise hands the endpoint back.
+                pub fn try_recv(self) -> #rt::Result<#message, #rt::TryRecvError<Self>> {
+                    self.0.try_recv(&Self::STATE) #arrive .map_err(|e| e.map(Self))
+                }
+
+                /// Blocks for at most `timeout`; hands the endpoint back if nothing arrived.
+                pub fn recv_timeout(
+                    self,
+                    timeout: #rt::Duration,
+                ) -> #rt::Result<#message, #rt::RecvTimeoutError<Self>> {
+                    self.0.recv_timeout(timeout, &Self::STATE) #arrive .map_err(|e| e.map(Self))
+                }
+            }
+
+            impl #impl_generics #rt::Recv for #receiver::#name #ty_generics {
+                type Message = #message;
+
+                fn recv(self) -> #rt::Result<#message, #rt::RecvError> {
+                    Self::recv(self)
+                }
+
+                fn try_recv(self) -> #rt::Result<#message, #rt::TryRecvError<Self>> {
+                    Self::try_recv(self)
+                }
+
+                fn recv_timeout(
+                    self,
+                    timeout: #rt::Duration,
+                ) -> #rt::Result<#message, #rt::RecvTimeoutError<Self>> {
+                    Self::recv_timeout(self, timeout)
+                }
+
+                fn __state_word(&self) -> &#rt::StateWord {
+                    self.0.state_word()
+                }
+            }
+
+            #arrival
+        }
+    }
+
+    /// For bounded protocols: a slot message and the receiver's share become the user's
+    /// enum, with the receiver's next endpoint built from the share.
+    fn arrival(&self, state: &State) -> TokenStream {
+        let rt = &self.rt;
+        let name = self.state_ident(state);
+        let slot = self.slot_message_ident(state);
+        let (impl_generics, ty_generics) = (self.impl_generics(state), self.ty_generics(state));
+        let receiver = Side::sender_of(state).other();
+        let session = format_ident!("session");
+        let arms = state.messages.iter().map(|message| {
+            let variant = self.ident(&message.name);
+            let attrs = self.attrs(&message.meta);
+            let vars = Self::payload_vars(message);
+            let pattern = if vars.is_empty() {
+                quote!(#slot::#variant)
+            } else {
+                quote!(#slot::#variant(#(#vars),*))
+            };
+            let next = match &message.next {
+                Next::End { .. } => None,
+                Next::State { name, .. } => Some(self.state(name)),
+            };
+            let (finish, fields) = match next {
+                None => (
+                    quote!(session.finish();),
+                    vars.iter().map(|v| quote!(#v)).collect(),
+                ),
+                Some(next) if next.messages.is_empty() => {
+                    let (module, next_name) = (receiver.module(), self.state_ident(next));
+                    let mut fields: Vec<TokenStream> = vars.iter().map(|v| quote!(#v)).collect();
+                    fields.push(quote!(#module::#next_name(#rt::PhantomData)));
+                    (quote!(session.finish();), fields)
+                }
+                Some(next) => {
+                    let mut fields: Vec<TokenStream> = vars.iter().map(|v| quote!(#v)).collect();
+                    fields.push(self.endpoint_in_slot(receiver, next, &session));
+                    (quote!(), fields)
+                }
+            };
+            let value = if fields.is_empty() {
+                quote!(#name::#variant)
+            } else {
+                quote!(#name::#variant(#(#fields),*))
+            };
+            quote!(#attrs #pattern => { #finish #value })
+        });
+        quote! {
+            impl #impl_generics #name #ty_generics {
+                fn __arrive(
+                    (message, session): (#slot #ty_generics, #rt::Session<__Buffer #ty_generics>),
+                ) -> Self {
+                    match message {
+                        #(#arms)*
+                    }
+                }
+            }
+        }
+    }
+}
+
+/// Gives every token of `tokens` the span `span`, so rustc's errors about a user's type point
+/// at the type as written.
+fn respan(tokens: TokenStream, span: Span) -> TokenStream {
+    tokens
+        .into_iter()
+        .map(|token| match token {
+            TokenTree::Group(group) => {
+                let mut new = Group::new(group.delimiter(), respan(group.stream(), span));
+                new.set_span(span);
+                TokenTree::Group(new)
+            }
+            mut other => {
+                other.set_span(span);
+                other
+            }
+        })
+        .collect()
+}

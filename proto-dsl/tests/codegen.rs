@@ -1,0 +1,45 @@
+//! The generated code of every protocol in the corpus, pretty-printed and snapshotted: this is
+//! what users read in docs and errors, so every change to it is reviewed here.
+
+mod common;
+
+use proc_macro2::Span;
+
+/// Expands a fixture as build.rs would (runtime at `::pipes`), formatted with prettyplease.
+fn expand(name: &str) -> String {
+    let path = common::fixtures().join(format!("{name}.pipes"));
+    let source = std::fs::read_to_string(&path).unwrap();
+    let analysis = proto_dsl::analyze(&source).expect("the corpus compiles");
+    let tokens = proto_dsl::codegen::generate(
+        &analysis,
+        &proto_dsl::codegen::Options {
+            runtime: quote::quote!(::pipes),
+            source: &source,
+            span_at: &|_| Span::call_site(),
+        },
+    );
+    let file: syn::File = syn::parse2(tokens).expect("generated code parses as Rust");
+    prettyplease::unparse(&file)
+}
+
+#[test]
+fn generation_is_deterministic() {
+    assert_eq!(expand("bank"), expand("bank"));
+}
+
+macro_rules! expansions {
+    ($($name:ident)*) => {
+        $(
+            #[test]
+            fn $name() {
+                insta::assert_snapshot!(concat!("expand__", stringify!($name)), expand(stringify!($name)));
+            }
+        )*
+    };
+}
+
+expansions! {
+    bank bank_2012 bar double_buffer foo future_pipe generated_200 kv_store oneshot pingpong
+    pingpong_unbounded ring simple_proto_empty simple_proto_end simple_proto_goodbye
+    simple_proto_hello simple_proto_name stream streamp
+}

@@ -1,0 +1,102 @@
+//! The macro's source map: the invocation's tokens printed as text, with the byte range each
+//! token landed at, so the compiler's byte ranges map back onto the user's spans.
+//!
+//! Printing the tokens (rather than reading the original text) works the same whether the
+//! input was typed by a user or made by another macro, and keeps every range exact.
+
+use proc_macro2::{Ident, Spacing, Span, TokenStream, TokenTree};
+use proto_dsl::Diagnostic;
+
+use crate::delimiters;
+
+/// Printed tokens and where each one is.
+pub(crate) struct Source {
+    /// The text handed to the protocol compiler.
+    pub(crate) text: String,
+    /// `(start, end, span)` of every printed token and delimiter, in text order.
+    tokens: Vec<(usize, usize, Span)>,
+}
+
+impl Source {
+    pub(crate) fn print(stream: TokenStream) -> Source {
+        let mut source = Source {
+            text: String::new(),
+            tokens: Vec::new(),
+        };
+        source.print_stream(stream);
+        source
+    }
+
+    fn push(&mut self, text: &str, span: Span) {
+        let start = self.text.len();
+        self.text.push_str(text);
+        self.tokens.push((start, self.text.len(), span));
+    }
+
+    fn print_stream(&mut self, stream: TokenStream) {
+        for token in stream {
+            match token {
+                TokenTree::Group(group) => match delimiters(group.delimiter()) {
+                    Some((open, close)) => {
+                        self.push(open.encode_utf8(&mut [0; 4]), group.span_open());
+                        self.text.push(' ');
+                        self.print_stream(group.stream());
+                        self.push(close.encode_utf8(&mut [0; 4]), group.span_close());
+                        self.text.push(' ');
+                    }
+                    None => self.print_stream(group.stream()),
+                },
+                TokenTree::Punct(punct) => {
+                    self.push(punct.as_char().encode_utf8(&mut [0; 4]), punct.span());
+                    // `->`, `::` and `'a` stay glued, as they were written.
+                    if punct.spacing() == Spacing::Alone {
+                        self.text.push(' ');
+                    }
+                }
+                TokenTree::Ident(ident) => {
+                    self.push(&ident.to_string(), ident.span());
+                    self.text.push(' ');
+                }
+                TokenTree::Literal(literal) => {
+                    self.push(&literal.to_string(), literal.span());
+                    self.text.push(' ');
+                }
+            }
+        }
+    }
+
+    /// The span of the token at or just after `offset`; the last token's past the end.
+    pub(crate) fn span_at(&self, offset: usize) -> Span {
+        let index = self.tokens.partition_point(|&(_, end, _)| end <= offset);
+        self.tokens
+            .get(index)
+            .or(self.tokens.last())
+            .map_or_else(Span::call_site, |&(_, _, span)| span)
+    }
+
+    /// A `compile_error!` for a diagnostic, spanning the tokens its range covers.
+    pub(crate) fn compile_error(&self, diagnostic: &Diagnostic) -> TokenStream {
+        let range = &diagnostic.primary;
+        let start = self.span_at(range.start);
+        let end = self.span_at(range.end.saturating_sub(1).max(range.start));
+        let mut message = diagnostic.message.clone();
+        if !diagnostic.label.is_empty() && diagnostic.label != diagnostic.message {
+            message.push_str(&format!(": {}", diagnostic.label));
+        }
+        for (range, note) in &diagnostic.notes {
+            let text = self.text.get(range.clone()).unwrap_or("").trim();
+            message.push_str(&format!("\nnote: {note} (`{text}`)"));
+        }
+        if let Some(help) = &diagnostic.help {
+            message.push_str(&format!("\nhelp: {help}"));
+        }
+        // `compile_error!` spanning from the first to the last token, as syn's errors do.
+        let compile_error = Ident::new("compile_error", start);
+        let mut args = proc_macro2::Group::new(
+            proc_macro2::Delimiter::Parenthesis,
+            quote::quote_spanned!(end=> #message),
+        );
+        args.set_span(end);
+        quote::quote_spanned!(start=> ::core::#compile_error! #args;)
+    }
+}
