@@ -45,18 +45,18 @@ fn expand(runtime: TokenStream2, body: TokenStream2) -> TokenStream2 {
             let errors = diagnostics.iter().map(|d| source.compile_error(d));
             // Stub modules keep `protocol::...` paths in user code from adding errors of
             // their own on top of the real ones.
-            let stubs = proto_dsl::parse(&source.text)
-                .map(|file| {
-                    file.protocols
-                        .iter()
-                        .filter(|p| !p.name.is_raw())
-                        .map(|p| {
-                            let (vis, name) = (&p.vis, Ident::new(&p.name.text, Span::call_site()));
-                            quote!(#[allow(dead_code)] #vis mod #name {})
-                        })
-                        .collect::<TokenStream2>()
-                })
-                .unwrap_or_default();
+            let mut stubs = TokenStream2::new();
+            if let Ok(file) = proto_dsl::parse(&source.text) {
+                let mut named = std::collections::BTreeSet::new();
+                for protocol in &file.protocols {
+                    let name = protocol.name.unraw();
+                    if proto_dsl::check::is_keyword(name) || !named.insert(name) {
+                        continue;
+                    }
+                    let (vis, name) = (&protocol.vis, Ident::new_raw(name, Span::call_site()));
+                    stubs.extend(quote!(#[allow(dead_code)] #vis mod #name {}));
+                }
+            }
             quote!(#(#errors)* #stubs)
         }
     }

@@ -79,13 +79,15 @@ impl Source {
         let range = &diagnostic.primary;
         let start = self.span_at(range.start);
         let end = self.span_at(range.end.saturating_sub(1).max(range.start));
+        // `compile_error!` has one span and no labels: notes say where they point in words.
         let mut message = diagnostic.message.clone();
-        if !diagnostic.label.is_empty() && diagnostic.label != diagnostic.message {
-            message.push_str(&format!(": {}", diagnostic.label));
-        }
         for (range, note) in &diagnostic.notes {
-            let text = self.text.get(range.clone()).unwrap_or("").trim();
-            message.push_str(&format!("\nnote: {note} (`{text}`)"));
+            let at = self.span_at(range.start).start();
+            message.push_str(&format!(
+                "\nnote: {note} (line {}, column {})",
+                at.line,
+                at.column + 1
+            ));
         }
         if let Some(help) = &diagnostic.help {
             message.push_str(&format!("\nhelp: {help}"));

@@ -1,0 +1,9 @@
+//! Compile-fail and compile-pass cases: a protocol mistake is an error at the user's tokens,
+//! a protocol violation is a type error, and generated code passes strict lints.
+
+#[test]
+fn ui() {
+    let cases = trybuild::TestCases::new();
+    cases.compile_fail("tests/ui/fail/*.rs");
+    cases.pass("tests/ui/pass/*.rs");
+}
