@@ -1,6 +1,7 @@
-//! Streams: an unbounded pipe of many messages in order, the 2012 library's
-//! `proto! streamp { Open: send<T: Send> { data(T) -> Open<T> } }`, written here on packets.
-//! Each message travels in a fresh packet together with the receiving end of the next one.
+//! Streams: an unbounded pipe of many messages in order, declared with `proto!` as the 2012
+//! library's `streamp`. Each message travels in a fresh packet together with the receiving
+//! end of the next one; `Port` and `Chan` keep the current endpoint in a cell so they can be
+//! used through `&self`.
 //!
 //! ```
 //! let (port, chan) = pipes_runtime::stream::<u32>();
@@ -17,19 +18,19 @@ use std::fmt;
 use std::time::{Duration, Instant};
 
 use crate::error::{RecvError, RecvTimeoutError, SendError, TryRecvError};
-use crate::packet::{RecvPacket, SendPacket, StateName, entangle};
 
-const OPEN: StateName = StateName {
-    protocol: "stream",
-    state: "Open",
-};
+crate::proto! {
+    #[allow(dead_code)]
+    stream {
+        Open: send<T> { Data(T) -> Open<T> }
+    }
+}
 
-/// One message of a stream: the payload and the receiving end of the packet for the next.
-struct Data<T>(T, RecvPacket<Data<T>>);
+use stream::Open::Data;
 
 /// Makes a stream: the receiving and the sending end, in that order.
 pub fn stream<T>() -> (Port<T>, Chan<T>) {
-    let (chan, port) = entangle();
+    let (port, chan) = stream::init();
     (
         Port {
             next: Cell::new(Some(port)),
@@ -43,24 +44,18 @@ pub fn stream<T>() -> (Port<T>, Chan<T>) {
 /// The sending end of a stream. Not `Sync`: share it through a `SharedChan`.
 pub struct Chan<T> {
     /// The packet the next message goes into; `None` once the port is known to be gone.
-    next: Cell<Option<SendPacket<Data<T>>>>,
+    next: Cell<Option<stream::client::Open<T>>>,
 }
 
 impl<T> Chan<T> {
     /// Sends a message. Never blocks; hands the message back if the port is gone.
     pub fn send(&self, message: T) -> Result<(), SendError<T>> {
-        let Some(packet) = self.next.take() else {
+        let Some(open) = self.next.take() else {
             return Err(SendError(message));
         };
-        let (next, next_port) = entangle();
-        match packet.send(Data(message, next_port)) {
-            Ok(()) => {
-                self.next.set(Some(next));
-                Ok(())
-            }
-            // The port is gone: `next` and its port drop here, and `self.next` stays empty.
-            Err(Data(message, _)) => Err(SendError(message)),
-        }
+        // On an error the port is gone and `self.next` stays empty.
+        self.next.set(Some(open.data(message)?));
+        Ok(())
     }
 }
 
@@ -68,27 +63,27 @@ impl<T> Chan<T> {
 /// every message is taken.
 pub struct Port<T> {
     /// The packet the next message arrives in; `None` once the chan is known to be gone.
-    next: Cell<Option<RecvPacket<Data<T>>>>,
+    next: Cell<Option<stream::server::Open<T>>>,
 }
 
 impl<T> Port<T> {
     /// Blocks until a message arrives; fails once the chan is dropped and the stream drained.
     pub fn recv(&self) -> Result<T, RecvError> {
-        let packet = self.next.take().ok_or(closed())?;
-        let Data(message, next) = packet.recv(&OPEN)?;
+        let open = self.next.take().ok_or(closed())?;
+        let Data(message, next) = open.recv()?;
         self.next.set(Some(next));
         Ok(message)
     }
 
     /// Takes a message if one is already here.
     pub fn try_recv(&self) -> Result<T, TryRecvError> {
-        let packet = self.next.take().ok_or(closed())?;
-        match packet.try_recv(&OPEN) {
+        let open = self.next.take().ok_or(closed())?;
+        match open.try_recv() {
             Ok(Data(message, next)) => {
                 self.next.set(Some(next));
                 Ok(message)
             }
-            Err(error) => Err(error.map(|packet| self.next.set(Some(packet)))),
+            Err(error) => Err(error.map(|open| self.next.set(Some(open)))),
         }
     }
 
@@ -102,13 +97,13 @@ impl<T> Port<T> {
 
     /// Blocks until `deadline` at the latest waiting for a message.
     pub fn recv_deadline(&self, deadline: Instant) -> Result<T, RecvTimeoutError> {
-        let packet = self.next.take().ok_or(closed())?;
-        match packet.recv_deadline(deadline, &OPEN) {
+        let open = self.next.take().ok_or(closed())?;
+        match open.recv_timeout(deadline.saturating_duration_since(Instant::now())) {
             Ok(Data(message, next)) => {
                 self.next.set(Some(next));
                 Ok(message)
             }
-            Err(error) => Err(error.map(|packet| self.next.set(Some(packet)))),
+            Err(error) => Err(error.map(|open| self.next.set(Some(open)))),
         }
     }
 
@@ -123,8 +118,9 @@ impl<T> Port<T> {
     }
 }
 
+/// The error of a port whose chan is known to be gone.
 fn closed() -> RecvError {
-    RecvError::new(OPEN.protocol, OPEN.state)
+    RecvError::new("stream", "Open")
 }
 
 impl<T> Iterator for Port<T> {
@@ -176,8 +172,8 @@ impl<T> Drop for Port<T> {
     /// Drains the stream iteratively: each unreceived message holds the rest of the stream, so
     /// letting drop glue recurse would overflow the stack on a long backlog.
     fn drop(&mut self) {
-        while let Some(packet) = self.next.take() {
-            if let Ok(Data(message, next)) = packet.try_recv(&OPEN) {
+        while let Some(open) = self.next.take() {
+            if let Ok(Data(message, next)) = open.try_recv() {
                 drop(message);
                 self.next.set(Some(next));
             }

@@ -10,7 +10,8 @@
 //!   a slot is a hidden payload-only enum (`__State`); the receiver builds its next endpoint
 //!   from its own share of the buffer, so no endpoint ever travels and nothing is allocated
 //!   per message. A bounded protocol whose states do not all share one list of generic
-//!   parameters falls back to the unbounded layout (its buffer could not be named).
+//!   parameters falls back to the unbounded layout (its buffer could not be named), and so
+//!   does one with a single state that has messages (a oneshot: nothing to reuse).
 //!
 //! [`entangle`]: https://docs.rs/pipes (pipes::__private::entangle)
 
@@ -107,7 +108,11 @@ impl<'a> Gen<'a> {
             rt: quote!(__pipes),
             buffered: false,
         };
-        this.buffered = liveness.is_bounded() && this.shares_one_parameter_list();
+        // A protocol of one message state gains nothing from a buffer (it is used once)
+        // and would pay for the buffer's share count: it keeps single-use packets.
+        this.buffered = liveness.is_bounded()
+            && this.slot_states().count() >= 2
+            && this.shares_one_parameter_list();
         this
     }
 
@@ -340,10 +345,9 @@ impl<'a> Gen<'a> {
              | State | Sent by | Message | Next |\n|---|---|---|---|\n",
             protocol.states[0].name.unraw(),
             if self.buffered {
-                "Bounded: a session lives in one buffer allocated by `init()`, and messages \
-                 allocate nothing."
+                "A session lives in one buffer allocated by `init()`: messages allocate nothing."
             } else {
-                "Unbounded: each message travels in a packet of its own."
+                "Each message travels in a packet of its own."
             }
         );
         for state in &protocol.states {
