@@ -1,6 +1,8 @@
 //! Pingpong: two threads bounce a counter back and forth, so each round trip is two hand-offs
 //! to a thread that is waiting for it. This measures the latency of a hand-off, the case where
-//! the wait policy (spin, yield or park) decides everything.
+//! the wait policy (spin, yield or park) decides everything. As 2012's pingpong.rs, it also
+//! compares a bounded protocol (one session buffer) with the same protocol made unbounded (a
+//! packet per message), and both with raw packets driven by hand.
 //!
 //! Run: `cargo bench --bench pingpong [-- ROUND_TRIPS [REPEATS]]` (defaults 1000000 and 3).
 //! Every implementation runs in the same process, interleaved, `REPEATS` times; the table shows
@@ -10,7 +12,23 @@
 use std::thread;
 use std::time::{Duration, Instant};
 
+use pipes::__private::{SendPacket, StateName, entangle};
 use pipes::{ChanOne, oneshot, stream};
+
+pipes::proto! {
+    pingpong {
+        ping: send { ping(u64) -> pong }
+        pong: recv { pong(u64) -> ping }
+    }
+
+    // An unreachable self-loop makes the same protocol unbounded, as in 2012's benchmark.
+    #[allow(unreachable_states)]
+    pingpong_unbounded {
+        ping: send { ping(u64) -> pong }
+        pong: recv { pong(u64) -> ping }
+        you_will_never_catch_me: send { never_ever_ever -> you_will_never_catch_me }
+    }
+}
 
 /// How long one measurement of one implementation may take.
 const TIME_LIMIT: Duration = Duration::from_secs(2);
@@ -76,6 +94,75 @@ fn pipes_oneshots(n: u64, limit: Instant) -> u64 {
     done
 }
 
+/// The same round trips over a `proto!`-declared protocol.
+macro_rules! protocol {
+    ($name:ident, $proto:ident) => {
+        fn $name(n: u64, limit: Instant) -> u64 {
+            let (server, client) = $proto::init();
+            let echo = thread::spawn(move || {
+                let mut server = server;
+                while let Ok($proto::ping::ping(x, reply)) = server.recv() {
+                    match reply.pong(x + 1) {
+                        Ok(next) => server = next,
+                        Err(_) => break,
+                    }
+                }
+            });
+            let mut client = client;
+            let mut done = 0;
+            while done < n && !out_of_time(done, limit) {
+                let $proto::pong::pong(x, next) = client.ping(done).unwrap().recv().unwrap();
+                assert_eq!(x, done + 1);
+                client = next;
+                done += 1;
+            }
+            drop(client);
+            echo.join().unwrap();
+            done
+        }
+    };
+}
+
+protocol!(proto_bounded, pingpong);
+protocol!(proto_unbounded, pingpong_unbounded);
+
+/// The raw pingpong's messages: a number and the sending end for the answer.
+struct RawPing(u64, SendPacket<RawPong>);
+struct RawPong(u64, SendPacket<RawPing>);
+
+/// The raw runtime path: packets made and sent by hand, exactly as generated unbounded code
+/// does it, to show what the generated layer costs.
+fn raw_packets(n: u64, limit: Instant) -> u64 {
+    const AT: StateName = StateName {
+        protocol: "raw",
+        state: "ping",
+    };
+    let (first_send, first_recv) = entangle::<RawPing>();
+    let echo = thread::spawn(move || {
+        let mut port = first_recv;
+        while let Ok(RawPing(x, reply)) = port.recv(&AT) {
+            let (next_send, next_recv) = entangle();
+            if reply.send(RawPong(x + 1, next_send)).is_err() {
+                break;
+            }
+            port = next_recv;
+        }
+    });
+    let mut chan = first_send;
+    let mut done = 0;
+    while done < n && !out_of_time(done, limit) {
+        let (reply_send, reply_recv) = entangle();
+        assert!(chan.send(RawPing(done, reply_send)).is_ok());
+        let RawPong(x, next) = reply_recv.recv(&AT).unwrap();
+        assert_eq!(x, done + 1);
+        chan = next;
+        done += 1;
+    }
+    drop(chan);
+    echo.join().unwrap();
+    done
+}
+
 /// The same two-channel pingpong for any channel crate whose endpoints look alike.
 macro_rules! peer {
     ($name:ident, $make:expr) => {
@@ -116,6 +203,18 @@ const IMPLEMENTATIONS: &[Implementation] = &[
     Implementation {
         name: "pipes oneshot per message",
         run: pipes_oneshots,
+    },
+    Implementation {
+        name: "pipes proto! bounded",
+        run: proto_bounded,
+    },
+    Implementation {
+        name: "pipes proto! unbounded",
+        run: proto_unbounded,
+    },
+    Implementation {
+        name: "pipes raw packets",
+        run: raw_packets,
     },
     Implementation {
         name: BASELINE,
