@@ -8,7 +8,10 @@ use std::hint::black_box;
 use std::time::{Duration, Instant};
 
 fn main() {
-    let path = concat!(env!("CARGO_MANIFEST_DIR"), "/tests/fixtures/generated_200.pipes");
+    let path = concat!(
+        env!("CARGO_MANIFEST_DIR"),
+        "/tests/fixtures/generated_200.pipes"
+    );
     let source = std::fs::read_to_string(path).expect("the fixture exists");
     let options = |source| proto_dsl::codegen::Options {
         runtime: quote::quote!(::pipes),
