@@ -444,3 +444,14 @@ fn peers_vanish_at_every_step() {
         Err(RecvTimeoutError::Disconnected(_))
     ));
 }
+
+#[test]
+fn generated_endpoints_are_send_when_their_payloads_are() {
+    fn is_send<T: Send>() {}
+    is_send::<bank::client::Login>();
+    is_send::<bank::server::Login>();
+    is_send::<pingpongs::pingpong::client::ping>();
+    is_send::<pingpongs::pingpong::server::pong>();
+    is_send::<kv_proto::kv::client::Idle<String, Vec<u8>>>();
+    // Not `Sync`: see tests/ui/fail/endpoint_is_not_sync.rs.
+}
