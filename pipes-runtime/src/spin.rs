@@ -5,8 +5,10 @@
 //! crossbeam's `Backoff`) gives up after ~2 µs and then pays the park on a good share of round
 //! trips; a spin bounded by time on the order of the wake cost almost never does. Spinning that
 //! long on a receiver that is idle for seconds would burn a core, so the budget adapts: each
-//! thread doubles it when a spin paid off and halves it when it did not, between [`MIN_BUDGET`]
-//! and [`MAX_BUDGET`].
+//! thread doubles it when a spin paid off and cuts it by an eighth when it did not, between
+//! [`MIN_BUDGET`] and [`MAX_BUDGET`]. The cut is gentle on purpose: a few slow hand-offs (thread
+//! start-up, a busy machine) must not tip a ring of threads into parking on every hop, where
+//! each hop then costs a kernel wake and every later spin fails too.
 //!
 //! After the first [`PAUSE_PHASE`] the spin yields the CPU between checks, so with more ready
 //! threads than cores the sender it is waiting for can run.
@@ -58,7 +60,7 @@ pub(crate) fn spin_until(deadline: Option<Instant>, mut ready: impl FnMut() -> b
             std::thread::yield_now();
         }
     };
-    let budget = if ready { budget * 2 } else { budget / 2 };
+    let budget = if ready { budget * 2 } else { budget * 7 / 8 };
     BUDGET_NANOS.set(budget.clamp(MIN_BUDGET, MAX_BUDGET).as_nanos() as u32);
     ready
 }
@@ -77,7 +79,7 @@ mod tests {
     #[test]
     fn budget_shrinks_when_spins_fail_and_grows_when_they_pay() {
         std::thread::spawn(|| {
-            for _ in 0..10 {
+            for _ in 0..40 {
                 assert!(!spin_until(None, || false));
             }
             assert_eq!(BUDGET_NANOS.get(), MIN_BUDGET.as_nanos() as u32);

@@ -270,10 +270,21 @@ impl Cx {
             }
             Rule::attribute => {
                 if let Some(attrs) = self.syn_with(pair, "attribute", syn::Attribute::parse_outer) {
-                    meta.attrs.extend(attrs.into_iter().map(|syn| Attribute {
-                        syn,
-                        span: span_of(pair),
-                    }));
+                    for syn in attrs {
+                        // `#[doc = "..."]` is a doc comment as tokens (what a macro receives
+                        // for `///`): keep it with the docs.
+                        if let Some(text) = doc_text(&syn) {
+                            meta.docs.push(Doc {
+                                text,
+                                span: span_of(pair),
+                            });
+                        } else {
+                            meta.attrs.push(Attribute {
+                                syn,
+                                span: span_of(pair),
+                            });
+                        }
+                    }
                 }
             }
             _ => {}
@@ -533,5 +544,22 @@ mod tests {
         assert_eq!(p.meta.attrs.len(), 1);
         let attr = &p.meta.attrs[0].syn;
         assert_eq!(quote::quote!(#attr).to_string(), "# [allow (dead_code)]");
+    }
+}
+
+/// The text of a `#[doc = "..."]` attribute.
+fn doc_text(attr: &syn::Attribute) -> Option<String> {
+    let syn::Meta::NameValue(meta) = &attr.meta else {
+        return None;
+    };
+    if !meta.path.is_ident("doc") {
+        return None;
+    }
+    match &meta.value {
+        syn::Expr::Lit(syn::ExprLit {
+            lit: syn::Lit::Str(text),
+            ..
+        }) => Some(text.value()),
+        _ => None,
     }
 }

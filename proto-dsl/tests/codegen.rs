@@ -43,3 +43,12 @@ expansions! {
     pingpong_unbounded ring simple_proto_empty simple_proto_end simple_proto_goodbye
     simple_proto_hello simple_proto_name stream streamp
 }
+
+#[test]
+fn doc_attributes_are_docs() {
+    // What a macro receives for `/// A bank.`: the docs must not be mistaken for attributes.
+    let analysis = proto_dsl::analyze(r#"# [doc = " A bank."] p { S: send { M -> ! } }"#).unwrap();
+    let protocol = &analysis.file.protocols[0];
+    assert_eq!(protocol.meta.docs[0].text, " A bank.");
+    assert!(protocol.meta.attrs.is_empty());
+}
