@@ -509,6 +509,23 @@ fn take_allow_unreachable(meta: &mut Meta) -> Option<Span> {
     found
 }
 
+/// The text of a `#[doc = "..."]` attribute.
+fn doc_text(attr: &syn::Attribute) -> Option<String> {
+    let syn::Meta::NameValue(meta) = &attr.meta else {
+        return None;
+    };
+    if !meta.path.is_ident("doc") {
+        return None;
+    }
+    match &meta.value {
+        syn::Expr::Lit(syn::ExprLit {
+            lit: syn::Lit::Str(text),
+            ..
+        }) => Some(text.value()),
+        _ => None,
+    }
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -544,22 +561,5 @@ mod tests {
         assert_eq!(p.meta.attrs.len(), 1);
         let attr = &p.meta.attrs[0].syn;
         assert_eq!(quote::quote!(#attr).to_string(), "# [allow (dead_code)]");
-    }
-}
-
-/// The text of a `#[doc = "..."]` attribute.
-fn doc_text(attr: &syn::Attribute) -> Option<String> {
-    let syn::Meta::NameValue(meta) = &attr.meta else {
-        return None;
-    };
-    if !meta.path.is_ident("doc") {
-        return None;
-    }
-    match &meta.value {
-        syn::Expr::Lit(syn::ExprLit {
-            lit: syn::Lit::Str(text),
-            ..
-        }) => Some(text.value()),
-        _ => None,
     }
 }
