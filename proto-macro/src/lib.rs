@@ -9,9 +9,20 @@ use proc_macro::TokenStream;
 use proc_macro2::{Delimiter, Ident, Span, TokenStream as TokenStream2, TokenTree};
 use quote::quote;
 
+mod select;
 mod source;
 
 use source::Source;
+
+/// Waits on several endpoints and matches the ready one's message. Called as
+/// `select_impl! { $crate; endpoint => { arms }, ... }` by the runtime's `select!`.
+#[proc_macro]
+pub fn select_impl(input: TokenStream) -> TokenStream {
+    match syn::parse::<select::Select>(input) {
+        Ok(select) => select.expand().into(),
+        Err(error) => error.to_compile_error().into(),
+    }
+}
 
 /// Compiles a protocol into a module of typed endpoints. Called as
 /// `proto_impl! { $crate; protocols... }` by the runtime's `proto!`; see the `pipes` docs.

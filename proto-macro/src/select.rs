@@ -1,0 +1,197 @@
+//! `select!`: wait on several endpoints and `match` the message of the one that is ready.
+//!
+//! Parse: `runtime; endpoint => { Message(bindings) -> next { body }, ..., closed => { body } },
+//! ..., timeout(duration) => { body }`. Expand: one `selecti` (or `selecti_timeout`) over all
+//! endpoints, then a `match` on the index; the ready endpoint is received from (it cannot block)
+//! and its message matched against the arms. The arms are a plain `match` on the state's enum,
+//! so a forgotten message is rustc's own non-exhaustive-patterns error, at the endpoint.
+
+use proc_macro2::{Ident, Span, TokenStream};
+use quote::{quote, quote_spanned};
+use syn::parse::{Parse, ParseStream};
+use syn::spanned::Spanned;
+use syn::{Block, Expr, Pat, Path, Token, braced, parenthesized};
+
+/// The whole invocation.
+pub(crate) struct Select {
+    runtime: TokenStream,
+    endpoints: Vec<Endpoint>,
+    timeout: Option<(Expr, Block)>,
+}
+
+/// `endpoint => { arms }`.
+struct Endpoint {
+    expr: Expr,
+    arms: Vec<Arm>,
+    closed: Option<Block>,
+}
+
+/// `Message(bindings) -> next { body }`, where `next` is a pattern or `!`.
+struct Arm {
+    message: Path,
+    bindings: Option<Vec<Pat>>,
+    next: Option<Pat>,
+    body: Block,
+}
+
+mod kw {
+    syn::custom_keyword!(closed);
+    syn::custom_keyword!(timeout);
+}
+
+impl Parse for Select {
+    fn parse(input: ParseStream) -> syn::Result<Self> {
+        let mut runtime = TokenStream::new();
+        while !input.peek(Token![;]) {
+            runtime.extend([input.parse::<proc_macro2::TokenTree>()?]);
+        }
+        input.parse::<Token![;]>()?;
+        let mut endpoints = Vec::new();
+        let mut timeout = None;
+        while !input.is_empty() {
+            if input.peek(kw::timeout) && input.peek2(syn::token::Paren) {
+                input.parse::<kw::timeout>()?;
+                let duration;
+                parenthesized!(duration in input);
+                let duration: Expr = duration.parse()?;
+                input.parse::<Token![=>]>()?;
+                timeout = Some((duration, input.parse()?));
+                input.parse::<Option<Token![,]>>()?;
+                if !input.is_empty() {
+                    return Err(input.error("the `timeout(..)` arm comes last"));
+                }
+                break;
+            }
+            endpoints.push(input.parse()?);
+            input.parse::<Option<Token![,]>>()?;
+        }
+        if endpoints.is_empty() {
+            return Err(syn::Error::new(
+                Span::call_site(),
+                "select! needs at least one endpoint: `endpoint => { Message -> next { .. } }`",
+            ));
+        }
+        Ok(Select {
+            runtime,
+            endpoints,
+            timeout,
+        })
+    }
+}
+
+impl Parse for Endpoint {
+    fn parse(input: ParseStream) -> syn::Result<Self> {
+        let expr = Expr::parse_without_eager_brace(input)?;
+        input.parse::<Token![=>]>()?;
+        let body;
+        braced!(body in input);
+        let mut arms = Vec::new();
+        let mut closed = None;
+        while !body.is_empty() {
+            if body.peek(kw::closed) && body.peek2(Token![=>]) {
+                body.parse::<kw::closed>()?;
+                body.parse::<Token![=>]>()?;
+                closed = Some(body.parse()?);
+                body.parse::<Option<Token![,]>>()?;
+                if !body.is_empty() {
+                    return Err(body.error("the `closed` arm comes last in an endpoint's block"));
+                }
+                break;
+            }
+            arms.push(body.parse()?);
+            body.parse::<Option<Token![,]>>()?;
+        }
+        Ok(Endpoint { expr, arms, closed })
+    }
+}
+
+impl Parse for Arm {
+    fn parse(input: ParseStream) -> syn::Result<Self> {
+        let message: Path = input.parse()?;
+        let bindings = if input.peek(syn::token::Paren) {
+            let content;
+            parenthesized!(content in input);
+            let pats = content.parse_terminated(Pat::parse_single, Token![,])?;
+            Some(pats.into_iter().collect())
+        } else {
+            None
+        };
+        input.parse::<Token![->]>()?;
+        let next = if input.peek(Token![!]) {
+            input.parse::<Token![!]>()?;
+            None
+        } else {
+            Some(Pat::parse_single(input)?)
+        };
+        let body = input.parse()?;
+        Ok(Arm {
+            message,
+            bindings,
+            next,
+            body,
+        })
+    }
+}
+
+impl Select {
+    pub(crate) fn expand(&self) -> TokenStream {
+        let rt = &self.runtime;
+        // Mixed-site names cannot capture or shadow the user's variables in arm bodies.
+        let message = Ident::new("message", Span::mixed_site());
+        let closed_error = Ident::new("closed", Span::mixed_site());
+        let refs = self.endpoints.iter().map(|endpoint| {
+            let expr = &endpoint.expr;
+            quote_spanned!(expr.span()=> &#expr as &dyn #rt::Selectable)
+        });
+        let ready = match &self.timeout {
+            None => quote!(::core::option::Option::Some(#rt::selecti(&[#(#refs),*]))),
+            Some((duration, _)) => quote!(#rt::selecti_timeout(&[#(#refs),*], #duration)),
+        };
+        let branches = self.endpoints.iter().enumerate().map(|(index, endpoint)| {
+            let expr = &endpoint.expr;
+            let arms = endpoint.arms.iter().map(Arm::expand);
+            let closed = match &endpoint.closed {
+                Some(body) => quote!(#body),
+                None => quote!(::core::panic!("select!: {}", #closed_error)),
+            };
+            let message_match = quote_spanned! {expr.span()=>
+                match #message {
+                    #(#arms)*
+                }
+            };
+            quote! {
+                ::core::option::Option::Some(#index) => match #rt::Recv::recv(#expr) {
+                    ::core::result::Result::Ok(#message) => #message_match,
+                    ::core::result::Result::Err(#closed_error) => {
+                        let _ = &#closed_error;
+                        #closed
+                    }
+                },
+            }
+        });
+        let timeout = match &self.timeout {
+            Some((_, body)) => quote!(::core::option::Option::None => #body,),
+            None => quote!(),
+        };
+        quote! {
+            match #ready {
+                #(#branches)*
+                #timeout
+                _ => ::core::unreachable!("select!: no such endpoint"),
+            }
+        }
+    }
+}
+
+impl Arm {
+    fn expand(&self) -> TokenStream {
+        let (message, body) = (&self.message, &self.body);
+        let bindings = self.bindings.iter().flatten();
+        let pattern = match (&self.bindings, &self.next) {
+            (None, None) => quote!(#message { .. }),
+            (_, Some(next)) => quote!(#message(#(#bindings,)* #next)),
+            (Some(_), None) => quote!(#message(#(#bindings),*)),
+        };
+        quote!(#pattern => #body)
+    }
+}
