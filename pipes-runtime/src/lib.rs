@@ -1,5 +1,5 @@
-//! The runtime of `pipes`: packets, endpoints, errors, streams and oneshots. Users depend on
-//! the `pipes` facade, which re-exports everything public here.
+//! The runtime of `pipes`: packets, endpoints, errors, streams, oneshots, select, port sets and
+//! shared chans. Users depend on the `pipes` facade, which re-exports everything public here.
 //!
 //! # Implementation notes
 //!
@@ -18,12 +18,23 @@
 //! - Streams and oneshots (`stream.rs`, `oneshot.rs`) are small wrappers over packets, as the
 //!   2012 library's were; generated protocol code reaches packets through [`__private`].
 //! - Errors (`error.rs`) hand back whatever a failed call did not consume.
+//! - Select (`select.rs`) leaves one thread waiter in every endpoint's state word (a reference
+//!   each), parks until a sender swaps one out, then takes the others back: O(n) per select.
+//!   It reaches any endpoint through [`Recv`]'s hidden state-word hook, and a stream [`Port`]
+//!   through `&Port: Recv`.
+//! - Port sets (`port_set.rs`) are O(1) per message: each port is either on the set's local
+//!   ready list or watched by a waiter (`waiter.rs`) that, when a sender swaps it out,
+//!   queues the port on a shared ready list. Shared chans (`shared.rs`) are a `Chan` behind a
+//!   parking_lot mutex, as in 2012.
 
 mod buffer;
 mod endpoint;
 mod error;
 mod oneshot;
 mod packet;
+mod port_set;
+mod select;
+mod shared;
 mod spin;
 mod stream;
 mod sync;
@@ -32,6 +43,12 @@ mod waiter;
 pub use endpoint::Recv;
 pub use error::{RecvError, RecvTimeoutError, SendError, TryRecvError};
 pub use oneshot::{ChanOne, PortOne, oneshot};
+pub use port_set::{PortSet, PortSetIter};
+pub use select::{
+    Either, Selectable, Selected, Selected2, select, select_timeout, select2, select2_timeout,
+    selecti, selecti_timeout,
+};
+pub use shared::SharedChan;
 pub use stream::{Chan, Iter, Port, TryIter, stream};
 
 /// Declares protocols and generates their typed endpoints. See the `pipes` crate docs for the

@@ -38,7 +38,7 @@ use std::time::{Duration, Instant};
 
 use crate::error::{RecvError, RecvTimeoutError, TryRecvError};
 use crate::spin::spin_until;
-use crate::sync::{AtomicUsize, Ordering, UnsafeCell, park_until, thread};
+use crate::sync::{Arc, AtomicUsize, Ordering, UnsafeCell, park_until, thread};
 use crate::waiter::Waiter;
 
 /// No message yet, both endpoints alive.
@@ -76,6 +76,79 @@ impl fmt::Debug for StateWord {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
         f.debug_struct("StateWord").finish_non_exhaustive()
     }
+}
+
+/// What select and port sets do to a packet they wait on without receiving from it: read it,
+/// leave a waiter in it, and take the waiter back. A receive through the endpoint itself
+/// happens only after the waiter is gone (taken back, or swapped out by the sender).
+impl StateWord {
+    /// The word, read with Acquire, so a `FULL` one makes the payload visible.
+    pub(crate) fn load(&self) -> usize {
+        self.0.load(Ordering::Acquire)
+    }
+
+    /// Whether the sender has made its final transition: a receive would not wait.
+    pub(crate) fn is_ready(&self) -> bool {
+        is_settled(self.0.load(Ordering::Acquire))
+    }
+
+    /// Leaves one reference to `waiter` in the word if it is `EMPTY`, so the sender that fills or
+    /// terminates the packet wakes it. On failure returns the word found: `FULL` or
+    /// `TERMINATED`, or `waiter`'s own word when this packet already holds it (the same endpoint
+    /// selected twice); the reference is not stored then.
+    pub(crate) fn register(&self, waiter: &Arc<Waiter>) -> Result<(), usize> {
+        let word = Waiter::into_word(Arc::clone(waiter));
+        // Release publishes the waiter to the sender that will swap it out; Acquire on failure
+        // makes the payload of a sender that got there first visible.
+        match self
+            .0
+            .compare_exchange(EMPTY, word, Ordering::AcqRel, Ordering::Acquire)
+        {
+            Ok(_) => Ok(()),
+            Err(found) => {
+                // SAFETY: the exchange failed, so `word` was never stored: we still own it.
+                drop(unsafe { Waiter::from_word(word) });
+                Err(found)
+            }
+        }
+    }
+
+    /// Takes back a reference that [`StateWord::register`] left, restoring `EMPTY`. Fails with
+    /// the word found when the word no longer holds `waiter`: a sender swapped it out and owns
+    /// that reference (it wakes the waiter, harmlessly late), or it was already taken back.
+    pub(crate) fn unregister(&self, waiter: &Arc<Waiter>) -> Result<(), usize> {
+        let word = Arc::as_ptr(waiter) as usize;
+        match self
+            .0
+            .compare_exchange(word, EMPTY, Ordering::AcqRel, Ordering::Acquire)
+        {
+            Ok(_) => {
+                // SAFETY: we exchanged our own word out of the state word, so the reference it
+                // stood for is ours again.
+                drop(unsafe { Waiter::from_word(word) });
+                Ok(())
+            }
+            Err(found) => Err(found),
+        }
+    }
+}
+
+/// The state word of an endpoint that has no packet left (a stream port whose chan is known to
+/// be gone): forever `TERMINATED`, so select sees it ready and never writes to it.
+#[cfg(not(loom))]
+pub(crate) fn closed_word() -> &'static StateWord {
+    static CLOSED: StateWord = StateWord(AtomicUsize::new(TERMINATED));
+    &CLOSED
+}
+
+/// Under loom an atomic cannot live in a plain static (it belongs to one model execution), so
+/// each execution makes its own.
+#[cfg(loom)]
+pub(crate) fn closed_word() -> &'static StateWord {
+    loom::lazy_static! {
+        static ref CLOSED: StateWord = StateWord(AtomicUsize::new(TERMINATED));
+    }
+    &CLOSED
 }
 
 /// The state machine: a state word and a payload slot. Its methods are the transitions; who

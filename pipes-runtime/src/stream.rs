@@ -17,7 +17,9 @@ use std::cell::Cell;
 use std::fmt;
 use std::time::{Duration, Instant};
 
+use crate::endpoint::Recv;
 use crate::error::{RecvError, RecvTimeoutError, SendError, TryRecvError};
+use crate::packet::{FULL, StateWord, closed_word};
 
 crate::proto! {
     #[allow(dead_code)]
@@ -107,6 +109,26 @@ impl<T> Port<T> {
         }
     }
 
+    /// Whether a message is waiting, so `try_recv` would return it (the 2012 `peek`). `false`
+    /// when the stream is empty, and also once the chan is gone and every message taken.
+    pub fn peek(&self) -> bool {
+        self.state_word().load() == FULL
+    }
+
+    /// The state word of the packet the next message arrives in (a word that stays
+    /// `TERMINATED` once the chan is known to be gone): what select and port sets wait on.
+    /// The word lives in that packet, so it must not be used after this port next receives.
+    pub(crate) fn state_word(&self) -> &StateWord {
+        // SAFETY: `Port` is not `Sync` and nothing on this thread is inside another method of
+        // this port while we read (none calls out), so the cell is not written during the read;
+        // the reference to the cell's contents ends here, and the word returned lives in the
+        // packet on the heap, which stays alive until this port's next receive.
+        match unsafe { &*self.next.as_ptr() } {
+            Some(open) => open.__state_word(),
+            None => closed_word(),
+        }
+    }
+
     /// An iterator over messages that blocks for each and ends when the chan is gone.
     pub fn iter(&self) -> Iter<'_, T> {
         Iter { port: self }
@@ -156,6 +178,29 @@ impl<T> Iterator for TryIter<'_, T> {
 
     fn next(&mut self) -> Option<T> {
         self.port.try_recv().ok()
+    }
+}
+
+/// A borrowed port is a receiving endpoint for select: `select2(&a, &b)` waits on two streams,
+/// and the port that was not ready is simply the borrow handed back. Unlike a protocol's
+/// endpoints it is not consumed by a receive, so `try_recv` hands back the same borrow.
+impl<T> Recv for &Port<T> {
+    type Message = T;
+
+    fn recv(self) -> Result<T, RecvError> {
+        Port::recv(self)
+    }
+
+    fn try_recv(self) -> Result<T, TryRecvError<Self>> {
+        Port::try_recv(self).map_err(|error| error.map(|()| self))
+    }
+
+    fn recv_timeout(self, timeout: Duration) -> Result<T, RecvTimeoutError<Self>> {
+        Port::recv_timeout(self, timeout).map_err(|error| error.map(|()| self))
+    }
+
+    fn __state_word(&self) -> &StateWord {
+        Port::state_word(self)
     }
 }
 

@@ -1,20 +1,44 @@
-//! The one place that chooses between std and loom primitives, so the algorithms in `packet`,
-//! `waiter` and `spin` never name loom. Build with `RUSTFLAGS="--cfg loom"` to model-check them.
+//! The one place that chooses between std, parking_lot and loom primitives, so the algorithms in
+//! `packet`, `waiter`, `spin`, `select`, `port_set` and `shared` never name loom. Build with
+//! `RUSTFLAGS="--cfg loom"` to model-check them.
 
 #[cfg(loom)]
 pub(crate) use loom::{
     cell::UnsafeCell,
     sync::Arc,
-    sync::atomic::{AtomicUsize, Ordering, fence},
+    sync::atomic::{AtomicBool, AtomicUsize, Ordering, fence},
     thread,
 };
 
 #[cfg(not(loom))]
 pub(crate) use std::{
     sync::Arc,
-    sync::atomic::{AtomicUsize, Ordering, fence},
+    sync::atomic::{AtomicBool, AtomicUsize, Ordering, fence},
     thread,
 };
+
+/// parking_lot's mutex outside loom: no poisoning, and an uncontended lock is one CAS.
+#[cfg(not(loom))]
+pub(crate) use parking_lot::Mutex;
+
+/// loom's mutex behind parking_lot's `lock()` (no poisoning), so callers compile against both.
+#[cfg(loom)]
+#[derive(Debug)]
+pub(crate) struct Mutex<T>(loom::sync::Mutex<T>);
+
+#[cfg(loom)]
+impl<T> Mutex<T> {
+    pub(crate) fn new(value: T) -> Self {
+        Self(loom::sync::Mutex::new(value))
+    }
+
+    pub(crate) fn lock(&self) -> loom::sync::MutexGuard<'_, T> {
+        // A panic while holding the lock already fails the model; poisoning adds nothing.
+        self.0
+            .lock()
+            .unwrap_or_else(|poisoned| poisoned.into_inner())
+    }
+}
 
 use std::time::Instant;
 

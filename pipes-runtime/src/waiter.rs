@@ -4,8 +4,13 @@
 //! itself (see `packet`). Whoever swaps the pointer out of the word owns that reference, so a
 //! sender can wake the receiver without touching the packet again, and the receiver is free to
 //! release the packet the moment it sees the message. Today a waiter is a parked thread; an
-//! async task's `Waker` becomes a second variant of [`Waiter`] without changing the protocol.
+//! async task's `Waker` becomes another variant of [`Waiter`] without changing the protocol.
+//!
+//! A select leaves the same thread waiter in several words at once, one reference per word. A
+//! port set leaves a [`Waiter::Ready`] in each port it waits on: waking it queues that port on
+//! the set's ready list, so the set learns *which* port is ready without scanning them all.
 
+use crate::port_set::ReadyList;
 use crate::sync::{Arc, thread};
 
 /// A parked receiver, woken by the peer that settles the packet it waits on.
@@ -13,6 +18,14 @@ use crate::sync::{Arc, thread};
 pub(crate) enum Waiter {
     /// A thread blocked in `recv`, `recv_timeout` or a select.
     Thread(thread::Thread),
+    /// A port of a port set: waking it puts `port` on the set's ready list and wakes the set's
+    /// receiving thread.
+    Ready {
+        /// The set's ready list, shared with every waiter of the set.
+        list: Arc<ReadyList>,
+        /// The port's index in the set.
+        port: usize,
+    },
 }
 
 impl Waiter {
@@ -37,6 +50,7 @@ impl Waiter {
     pub(crate) fn wake(&self) {
         match self {
             Waiter::Thread(thread) => thread.unpark(),
+            Waiter::Ready { list, port } => list.push(*port),
         }
     }
 

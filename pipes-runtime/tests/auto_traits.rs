@@ -1,7 +1,8 @@
 //! Endpoints are `Send` when their payloads are, and never `Sync`: each is owned by one thread.
+//! A port set is the same; a shared chan is the one sender meant to be shared (`Sync`, `Clone`).
 
 use pipes_runtime::__private::{RecvPacket, SendPacket};
-use pipes_runtime::{Chan, ChanOne, Port, PortOne, RecvError, SendError};
+use pipes_runtime::{Chan, ChanOne, Port, PortOne, PortSet, RecvError, SendError, SharedChan};
 
 fn is_send<T: Send>() {}
 
@@ -40,4 +41,36 @@ fn errors_are_send_sync_and_static() {
     is_error::<SendError<String>>();
     is_error::<pipes_runtime::TryRecvError>();
     is_error::<pipes_runtime::RecvTimeoutError>();
+}
+
+#[test]
+fn port_sets_are_send_and_not_sync() {
+    is_send::<PortSet<String>>();
+    not_sync::<PortSet<String>>();
+}
+
+#[test]
+fn shared_chans_are_send_sync_and_clone() {
+    fn is_shared<T: Send + Sync + Clone>() {}
+    is_shared::<SharedChan<String>>();
+}
+
+/// Fails to compile if `T` is `Send`, the same trick as `not_sync`.
+fn not_send<T: ?Sized>() {
+    trait AmbiguousIfSend<A> {
+        fn check() {}
+    }
+    impl<T: ?Sized> AmbiguousIfSend<()> for T {}
+    #[allow(dead_code)]
+    struct Invalid;
+    impl<T: ?Sized + Send> AmbiguousIfSend<Invalid> for T {}
+    <T as AmbiguousIfSend<_>>::check();
+}
+
+#[test]
+fn nothing_shares_a_payload_that_may_not_cross_threads() {
+    type NotSend = std::rc::Rc<u8>;
+    not_send::<PortSet<NotSend>>();
+    not_send::<SharedChan<NotSend>>();
+    not_sync::<SharedChan<NotSend>>();
 }

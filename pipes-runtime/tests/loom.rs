@@ -1,5 +1,7 @@
 //! Loom models of the packet's races: send, receive, receive with a timeout, and drop on either
-//! side, in every interleaving loom can find. Run with
+//! side; select's registration, wake-up and unregistration; a port set's watch, wake and drop;
+//! a shared chan's senders. Every interleaving loom can find (loom also fails a model that leaks
+//! a waiter's `Arc`). Run with
 //! `RUSTFLAGS="--cfg loom" cargo test -p pipes-runtime --test loom --release`.
 #![cfg(loom)]
 
@@ -8,7 +10,10 @@ use std::sync::atomic::{AtomicUsize, Ordering};
 use std::time::Duration;
 
 use loom::thread;
-use pipes_runtime::{RecvTimeoutError, oneshot, stream};
+use pipes_runtime::{
+    Either, PortSet, RecvTimeoutError, SharedChan, oneshot, select2, select2_timeout, selecti,
+    stream,
+};
 
 /// Counts drops, so a model can check each message is dropped exactly once.
 struct Counted(Arc<AtomicUsize>);
@@ -190,5 +195,163 @@ fn bounded_server_drop_races_the_client_send_and_the_message_is_dropped_once() {
         );
         drop(handed_back);
         assert_eq!(drops.load(Ordering::SeqCst), 1);
+    });
+}
+
+#[test]
+fn select2_registers_then_the_sender_wakes_it() {
+    loom::model(|| {
+        let (a, a_chan) = oneshot::<u8>();
+        let (b, b_chan) = oneshot::<u8>();
+        let sender = thread::spawn(move || b_chan.send(2).unwrap());
+        match select2(a, b) {
+            Either::Right((_a, message)) => assert_eq!(message.unwrap(), 2),
+            Either::Left(_) => panic!("a's chan is alive and silent"),
+        }
+        sender.join().unwrap();
+        drop(a_chan);
+    });
+}
+
+#[test]
+fn select2_races_two_senders_and_unregisters_from_the_loser() {
+    loom::model(|| {
+        let (a, a_chan) = oneshot::<u8>();
+        let (b, b_chan) = oneshot::<u8>();
+        let sender_a = thread::spawn(move || a_chan.send(1).unwrap());
+        let sender_b = thread::spawn(move || b_chan.send(2).unwrap());
+        // Whichever wins, the other endpoint comes back clean and receives normally.
+        match select2(a, b) {
+            Either::Left((message, b)) => {
+                assert_eq!(message.unwrap(), 1);
+                assert_eq!(b.recv().unwrap(), 2);
+            }
+            Either::Right((a, message)) => {
+                assert_eq!(message.unwrap(), 2);
+                assert_eq!(a.recv().unwrap(), 1);
+            }
+        }
+        sender_a.join().unwrap();
+        sender_b.join().unwrap();
+    });
+}
+
+#[test]
+fn select2_timeout_races_a_send() {
+    loom::model(|| {
+        let (a, a_chan) = oneshot::<u8>();
+        let (b, b_chan) = oneshot::<u8>();
+        let sender = thread::spawn(move || a_chan.send(1).unwrap());
+        // Under loom a timed park times out at once, so both outcomes are explored.
+        let b = match select2_timeout(a, b, Duration::from_millis(1)) {
+            Ok(Either::Left((message, b))) => {
+                assert_eq!(message.unwrap(), 1);
+                b
+            }
+            Ok(Either::Right(_)) => panic!("b's chan is alive and silent"),
+            Err((a, b)) => {
+                assert_eq!(a.recv().unwrap(), 1);
+                b
+            }
+        };
+        sender.join().unwrap();
+        drop(b_chan);
+        assert!(b.recv().is_err());
+    });
+}
+
+#[test]
+fn selecti_over_stream_ports_races_a_hang_up() {
+    loom::model(|| {
+        let (a, a_chan) = stream::<u8>();
+        let (b, b_chan) = stream::<u8>();
+        let hang_up = thread::spawn(move || drop(b_chan));
+        assert_eq!(selecti(&[&a, &b]), 1);
+        assert!(b.recv().is_err());
+        hang_up.join().unwrap();
+        drop(a_chan);
+    });
+}
+
+#[test]
+fn port_set_watch_races_the_send_and_the_hang_up() {
+    loom::model(|| {
+        let set = PortSet::new();
+        let chan = set.chan();
+        let sender = thread::spawn(move || {
+            chan.send(1u8).unwrap();
+        });
+        assert_eq!(set.recv().unwrap(), 1);
+        assert!(set.recv().is_err());
+        sender.join().unwrap();
+    });
+}
+
+/// Three threads through the ready list's mutex: bounded to four preemptions, which keeps
+/// the model to seconds (unbounded it runs for many minutes).
+#[test]
+fn port_set_two_senders_wake_one_receiver() {
+    let mut model = loom::model::Builder::new();
+    model.preemption_bound = Some(4);
+    model.check(|| {
+        let set = PortSet::new();
+        let a = set.chan();
+        let b = set.chan();
+        let sender_a = thread::spawn(move || a.send(1u8).unwrap());
+        let sender_b = thread::spawn(move || drop(b));
+        assert_eq!(set.recv().unwrap(), 1);
+        assert!(set.recv().is_err());
+        sender_a.join().unwrap();
+        sender_b.join().unwrap();
+    });
+}
+
+#[test]
+fn port_set_recv_timeout_races_a_send() {
+    loom::model(|| {
+        let set = PortSet::new();
+        let chan = set.chan();
+        let sender = thread::spawn(move || chan.send(3u8).unwrap());
+        match set.recv_timeout(Duration::from_millis(1)) {
+            Ok(value) => assert_eq!(value, 3),
+            Err(RecvTimeoutError::Timeout(())) => assert_eq!(set.recv().unwrap(), 3),
+            Err(RecvTimeoutError::Disconnected(_)) => panic!("the chan sent first"),
+        }
+        sender.join().unwrap();
+    });
+}
+
+#[test]
+fn port_set_drop_races_a_send_into_a_watched_port() {
+    loom::model(|| {
+        let drops = Arc::new(AtomicUsize::new(0));
+        let set = PortSet::new();
+        let chan = set.chan();
+        // Watches the port: it is empty, and under loom the timed park times out at once.
+        assert!(set.try_recv().is_err());
+        let sender = {
+            let drops = drops.clone();
+            thread::spawn(move || chan.send(Counted(drops)).map_err(|e| e.into_inner()))
+        };
+        drop(set);
+        drop(sender.join().unwrap());
+        assert_eq!(drops.load(Ordering::SeqCst), 1);
+    });
+}
+
+#[test]
+fn shared_chan_two_senders_one_port() {
+    loom::model(|| {
+        let (port, chan) = stream::<u8>();
+        let chan = SharedChan::new(chan);
+        let other = chan.clone();
+        let sender = thread::spawn(move || other.send(1).unwrap());
+        chan.send(2).unwrap();
+        drop(chan);
+        let mut got = [port.recv().unwrap(), port.recv().unwrap()];
+        got.sort();
+        assert_eq!(got, [1, 2]);
+        assert!(port.recv().is_err());
+        sender.join().unwrap();
     });
 }

@@ -5,7 +5,7 @@ mod common;
 use std::thread;
 
 use common::size;
-use pipes_runtime::{ChanOne, oneshot, stream};
+use pipes_runtime::{ChanOne, PortSet, SharedChan, oneshot, stream};
 
 #[test]
 fn a_million_messages_over_one_stream_in_order() {
@@ -63,6 +63,143 @@ fn sixty_four_threads_each_doing_oneshot_round_trips() {
             oneshot::<Ball>().0
         }));
     }
+    for handle in handles {
+        handle.join().unwrap();
+    }
+}
+
+/// Senders and messages for the many-senders tests: 16 x 100,000, shrunk under Miri.
+fn senders_and_messages() -> (usize, u64) {
+    (size(16, 3), size(100_000, 30) as u64)
+}
+
+/// Checks that every sender's messages arrived, all of them, in the order it sent them.
+fn check_per_sender_order(received: impl Iterator<Item = (usize, u64)>, senders: usize, n: u64) {
+    let mut next = vec![0u64; senders];
+    for (sender, i) in received {
+        assert_eq!(i, next[sender], "sender {sender} out of order");
+        next[sender] += 1;
+    }
+    assert!(
+        next.iter().all(|&count| count == n),
+        "lost messages: {next:?}"
+    );
+}
+
+#[test]
+fn sixteen_senders_into_a_port_set_none_lost_each_in_order() {
+    let (senders, n) = senders_and_messages();
+    let set = PortSet::new();
+    let handles: Vec<_> = (0..senders)
+        .map(|s| {
+            let chan = set.chan();
+            thread::spawn(move || {
+                for i in 0..n {
+                    chan.send((s, i)).unwrap();
+                }
+            })
+        })
+        .collect();
+    check_per_sender_order(set.iter(), senders, n);
+    for handle in handles {
+        handle.join().unwrap();
+    }
+}
+
+#[test]
+fn sixteen_senders_into_a_shared_chan_none_lost_each_in_order() {
+    let (senders, n) = senders_and_messages();
+    let (port, chan) = stream();
+    let chan = SharedChan::new(chan);
+    let handles: Vec<_> = (0..senders)
+        .map(|s| {
+            let chan = chan.clone();
+            thread::spawn(move || {
+                for i in 0..n {
+                    chan.send((s, i)).unwrap();
+                }
+            })
+        })
+        .collect();
+    drop(chan);
+    check_per_sender_order(port.iter(), senders, n);
+    for handle in handles {
+        handle.join().unwrap();
+    }
+}
+
+/// Senders that pause now and then, so the set keeps parking and ports keep being watched and
+/// woken, across many ports.
+#[test]
+fn bursty_senders_into_a_port_set_of_many_ports() {
+    let senders = size(8, 2);
+    let ports_each = size(64, 3);
+    let n = size(5_000, 20) as u64;
+    let set = PortSet::new();
+    let handles: Vec<_> = (0..senders)
+        .map(|s| {
+            let chans: Vec<_> = (0..ports_each).map(|_| set.chan()).collect();
+            thread::spawn(move || {
+                for i in 0..n {
+                    // Every message of a sender on the same chan keeps its order checkable.
+                    chans[0].send((s, i)).unwrap();
+                    chans[(i as usize) % ports_each]
+                        .send((usize::MAX, i))
+                        .unwrap();
+                    if i % 512 == 0 {
+                        thread::sleep(std::time::Duration::from_micros(200));
+                    }
+                }
+            })
+        })
+        .collect();
+    let mut extra = 0u64;
+    check_per_sender_order(
+        set.iter().filter(|&(s, _)| {
+            extra += u64::from(s == usize::MAX);
+            s != usize::MAX
+        }),
+        senders,
+        n,
+    );
+    assert_eq!(extra, senders as u64 * n);
+    for handle in handles {
+        handle.join().unwrap();
+    }
+}
+
+/// Selects that block and wake over and over while the senders race them.
+#[test]
+fn select_over_streams_fed_by_racing_senders() {
+    let streams = 4;
+    let n = size(20_000, 30) as u64;
+    let (ports, chans): (Vec<_>, Vec<_>) = (0..streams).map(|_| stream::<u64>()).unzip();
+    let handles: Vec<_> = chans
+        .into_iter()
+        .map(|chan| {
+            thread::spawn(move || {
+                for i in 0..n {
+                    chan.send(i).unwrap();
+                }
+            })
+        })
+        .collect();
+    let mut next = vec![0u64; streams];
+    let mut open: Vec<usize> = (0..streams).collect();
+    while !open.is_empty() {
+        let refs: Vec<&pipes_runtime::Port<u64>> = open.iter().map(|&i| &ports[i]).collect();
+        let (k, message, _) = pipes_runtime::select(refs);
+        match message {
+            Ok(i) => {
+                assert_eq!(i, next[open[k]]);
+                next[open[k]] += 1;
+            }
+            Err(_) => {
+                open.remove(k);
+            }
+        }
+    }
+    assert!(next.iter().all(|&count| count == n));
     for handle in handles {
         handle.join().unwrap();
     }

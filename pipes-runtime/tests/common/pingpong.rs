@@ -128,6 +128,49 @@ pub mod server {
         }
     }
 
+    impl<T> Ping<T> {
+        /// Receives with a time limit, handing the endpoint back on a timeout.
+        pub fn recv_timeout(
+            self,
+            timeout: std::time::Duration,
+        ) -> Result<super::Ping<T>, pipes_runtime::RecvTimeoutError<Self>> {
+            match self.0.recv_timeout(timeout, &PING) {
+                Ok((PingMessage::Ping(value), session)) => {
+                    Ok(super::Ping::Ping(value, Pong(session.sender(|b| &b.pong))))
+                }
+                Ok((PingMessage::Bye, session)) => {
+                    session.finish();
+                    Ok(super::Ping::Bye)
+                }
+                Err(error) => Err(error.map(Ping)),
+            }
+        }
+    }
+
+    /// What `proto!` generates for every receiving state: select can wait on it.
+    impl<T> pipes_runtime::Recv for Ping<T> {
+        type Message = super::Ping<T>;
+
+        fn recv(self) -> Result<Self::Message, RecvError> {
+            Ping::recv(self)
+        }
+
+        fn try_recv(self) -> Result<Self::Message, pipes_runtime::TryRecvError<Self>> {
+            Ping::try_recv(self)
+        }
+
+        fn recv_timeout(
+            self,
+            timeout: std::time::Duration,
+        ) -> Result<Self::Message, pipes_runtime::RecvTimeoutError<Self>> {
+            Ping::recv_timeout(self, timeout)
+        }
+
+        fn __state_word(&self) -> &pipes_runtime::__private::StateWord {
+            self.0.state_word()
+        }
+    }
+
     impl<T> Pong<T> {
         pub fn pong(self, value: T) -> Result<Ping<T>, SendError<T>> {
             self.0.send(value).map(Ping::new).map_err(SendError)
