@@ -76,6 +76,49 @@ macro_rules! proto {
     };
 }
 
+/// Waits on several receiving endpoints and runs the arm of the message that arrives first.
+///
+/// One block per endpoint, one arm per message of its state: `Message(payload bindings) -> next
+/// { body }` binds the payload and the endpoint for the next state (`-> ! { .. }` for a message
+/// that ends the protocol). The arms are a `match` on the state's enum, so a forgotten message
+/// does not compile; message names are paths, so bring the enum's variants into scope
+/// (`use proto::State::*`) or write `State::Message`. A block may end with `closed => { .. }`,
+/// run when that endpoint's peer is gone; without it, a closed peer panics with a message
+/// naming the protocol and state. A last `timeout(duration) => { .. }` arm runs if nothing
+/// arrives in time. `select!` is an expression. Only the ready endpoint is received from: in its
+/// arms the other endpoints are still yours to keep (assign them back), and after the `select!`
+/// they count as moved, as in any `match` that moves in one arm.
+///
+/// ```
+/// pipes_runtime::proto! {
+///     pub hello { Start: send { Hello(String) -> !, Bye -> ! } }
+/// }
+/// use hello::Start::{Bye, Hello};
+///
+/// let (quiet, _quiet_client) = hello::init();
+/// let (loud, loud_client) = hello::init();
+/// loud_client.hello("hi".to_string()).unwrap();
+///
+/// let heard = pipes_runtime::select! {
+///     quiet => {
+///         Hello(text) -> ! { text },
+///         Bye -> ! { "bye".to_string() },
+///     },
+///     loud => {
+///         Hello(text) -> ! { text.to_uppercase() },
+///         Bye -> ! { "BYE".to_string() },
+///         closed => { "gone".to_string() },
+///     },
+/// };
+/// assert_eq!(heard, "HI");
+/// ```
+#[macro_export]
+macro_rules! select {
+    ($($arms:tt)*) => {
+        $crate::__private::select_impl! { $crate; $($arms)* }
+    };
+}
+
 /// What generated protocol code uses. Not a public API: it changes with the code generator.
 #[doc(hidden)]
 pub mod __private {
@@ -87,7 +130,7 @@ pub mod __private {
     pub use core::marker::PhantomData;
     pub use core::result::Result::{self, Err, Ok};
     pub use core::time::Duration;
-    pub use proto_macro::proto_impl;
+    pub use proto_macro::{proto_impl, select_impl};
 
     /// A packet handed back a message its sender did not send: impossible, since each packet
     /// carries one message from one sender.

@@ -117,11 +117,32 @@ impl Parse for Arm {
             None
         };
         input.parse::<Token![->]>()?;
+        // `-> name`, `-> mut name`, `-> _` or `-> !`: a name, not a full pattern, because a
+        // pattern followed by the body's braces would parse as a struct pattern.
         let next = if input.peek(Token![!]) {
             input.parse::<Token![!]>()?;
             None
+        } else if input.peek(Token![_]) {
+            let underscore: Token![_] = input.parse()?;
+            Some(Pat::Wild(syn::PatWild {
+                attrs: Vec::new(),
+                underscore_token: underscore,
+            }))
         } else {
-            Some(Pat::parse_single(input)?)
+            let mutability: Option<Token![mut]> = input.parse()?;
+            let ident: syn::Ident = input.parse().map_err(|error| {
+                syn::Error::new(
+                    error.span(),
+                    "expected the name for the next state's endpoint, `_`, or `!`",
+                )
+            })?;
+            Some(Pat::Ident(syn::PatIdent {
+                attrs: Vec::new(),
+                by_ref: None,
+                mutability,
+                ident,
+                subpat: None,
+            }))
         };
         let body = input.parse()?;
         Ok(Arm {
