@@ -172,8 +172,12 @@ impl Select {
             let expr = &endpoint.expr;
             let arms = endpoint.arms.iter().map(Arm::expand);
             let closed = match &endpoint.closed {
-                Some(body) => quote!(#body),
-                None => quote!(::core::panic!("select!: {}", #closed_error)),
+                Some(body) => quote!(::core::result::Result::Err(_) => #body),
+                None => quote! {
+                    ::core::result::Result::Err(#closed_error) => {
+                        ::core::panic!("select!: {}", #closed_error)
+                    }
+                },
             };
             let message_match = quote_spanned! {expr.span()=>
                 match #message {
@@ -183,10 +187,7 @@ impl Select {
             quote! {
                 ::core::option::Option::Some(#index) => match #rt::Recv::recv(#expr) {
                     ::core::result::Result::Ok(#message) => #message_match,
-                    ::core::result::Result::Err(#closed_error) => {
-                        let _ = &#closed_error;
-                        #closed
-                    }
+                    #closed
                 },
             }
         });
