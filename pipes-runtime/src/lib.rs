@@ -27,6 +27,7 @@
 //!   queues the port on a shared ready list. Shared chans (`shared.rs`) are a `Chan` behind a
 //!   parking_lot mutex, as in 2012.
 
+mod alloc;
 mod buffer;
 mod endpoint;
 mod error;

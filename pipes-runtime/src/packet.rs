@@ -36,6 +36,7 @@ use std::mem::{self, MaybeUninit};
 use std::ptr::NonNull;
 use std::time::{Duration, Instant};
 
+use crate::alloc::{alloc_packet, free_packet};
 use crate::error::{RecvError, RecvTimeoutError, TryRecvError};
 use crate::spin::spin_until;
 use crate::sync::{Arc, AtomicUsize, Ordering, UnsafeCell, park_until, thread};
@@ -312,7 +313,7 @@ pub(crate) unsafe fn wake(word: usize) {
 
 /// Makes a fresh single-use packet and returns its two endpoints.
 pub fn entangle<T>() -> (SendPacket<T>, RecvPacket<T>) {
-    let packet = NonNull::from(Box::leak(Box::new(Packet::new())));
+    let packet = alloc_packet(Packet::new());
     (
         SendPacket {
             packet,
@@ -331,9 +332,9 @@ pub fn entangle<T>() -> (SendPacket<T>, RecvPacket<T>) {
 /// The caller is the second endpoint to make its final transition (so nobody else can reach the
 /// packet), and any payload in the slot has already been moved out or dropped.
 unsafe fn free<T>(packet: NonNull<Packet<T>>) {
-    // SAFETY: the packet came from `Box::leak` in `entangle`, and the caller guarantees it is
+    // SAFETY: the packet came from `alloc_packet` in `entangle`, and the caller guarantees it is
     // the last user. `MaybeUninit` drops nothing, so a moved-out payload is not dropped twice.
-    drop(unsafe { Box::from_raw(packet.as_ptr()) });
+    unsafe { free_packet(packet) };
 }
 
 /// The sending end of a single-use packet: sends one message, or terminates the packet when
