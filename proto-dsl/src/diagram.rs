@@ -215,14 +215,16 @@ pub fn explain(protocol: &Protocol, liveness: &Liveness) -> String {
     ]];
     for (index, state) in protocol.states.iter().enumerate() {
         let mut name = state.name.unraw().to_string();
+        // Parameter names only (`Idle<K, V>`): bounds would crowd the table, and the
+        // `next` column names states the same way.
         if !state.generics.params.is_empty() {
-            name.push_str(&state.generics.syn.to_token_stream().to_string());
-            // `< T : Send >` to `<T: Send>`: only the spacing of the token stream differs.
-            name = name
-                .replace("< ", "<")
-                .replace(" >", ">")
-                .replace(" :", ":")
-                .replace(" ,", ",");
+            let params: Vec<&str> = state
+                .generics
+                .params
+                .iter()
+                .map(|p| p.name.as_str())
+                .collect();
+            let _ = write!(name, "<{}>", params.join(", "));
         }
         if !liveness.is_reachable(index) {
             name.push_str(" (unreachable)");
