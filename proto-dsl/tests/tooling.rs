@@ -31,6 +31,17 @@ fn expansion_with_a_diagram_in_the_module_docs() {
     );
     let file: syn::File = syn::parse2(tokens).unwrap();
     let text = prettyplease::unparse(&file);
+    // `generate` (what proto! calls) draws diagrams exactly when the feature is on.
+    let options = proto_dsl::codegen::Options {
+        runtime: quote::quote!(::pipes),
+        source: &source,
+        span_at: &|_| Span::call_site(),
+    };
+    assert_eq!(
+        proto_dsl::codegen::generate(&analysis, &options).to_string(),
+        proto_dsl::codegen::generate_with_diagrams(&analysis, &options, cfg!(feature = "diagram"))
+            .to_string()
+    );
     // Only the module docs differ from the default expansion (snapshotted in codegen.rs).
     let module_docs: String = text
         .lines()
