@@ -36,11 +36,27 @@ pub struct Options<'a> {
     pub span_at: &'a dyn Fn(usize) -> Span,
 }
 
-/// Generates the modules of every protocol in `analysis`.
+/// Generates the modules of every protocol in `analysis`. With the `diagram` feature, each
+/// module's docs also hold a Mermaid state diagram.
 pub fn generate(analysis: &Analysis, options: &Options) -> TokenStream {
+    generate_with_diagrams(analysis, options, cfg!(feature = "diagram"))
+}
+
+/// [`generate`], with the Mermaid diagrams in the module docs chosen by `diagrams` instead of
+/// the `diagram` feature: for build.rs generation, the command line and tests, which decide
+/// per call.
+pub fn generate_with_diagrams(
+    analysis: &Analysis,
+    options: &Options,
+    diagrams: bool,
+) -> TokenStream {
     analysis
         .protocols()
-        .map(|(protocol, liveness)| Gen::new(protocol, liveness, options).module())
+        .map(|(protocol, liveness)| {
+            let mut generator = Gen::new(protocol, liveness, options);
+            generator.diagram = diagrams;
+            generator.module()
+        })
         .collect()
 }
 
@@ -98,6 +114,8 @@ struct Gen<'a> {
     rt: TokenStream,
     /// Whether sessions live in one buffer (see the module docs).
     buffered: bool,
+    /// Whether the module docs end with a Mermaid state diagram.
+    diagram: bool,
 }
 
 impl<'a> Gen<'a> {
@@ -107,6 +125,7 @@ impl<'a> Gen<'a> {
             options,
             rt: quote!(__pipes),
             buffered: false,
+            diagram: false,
         };
         // A protocol of one message state gains nothing from a buffer (it is used once)
         // and would pay for the buffer's share count: it keeps single-use packets.
@@ -335,7 +354,8 @@ impl<'a> Gen<'a> {
         }
     }
 
-    /// The module docs: the user's, then a table of states and transitions.
+    /// The module docs: the user's, then a table of states and transitions (and a diagram of
+    /// them, if asked for).
     fn module_docs(&self) -> TokenStream {
         let protocol = self.protocol;
         let name = protocol.name.unraw();
@@ -379,6 +399,12 @@ impl<'a> Gen<'a> {
                     next
                 ));
             }
+        }
+        if self.diagram {
+            table.push_str(&format!(
+                "\n```mermaid\n{}```\n",
+                crate::diagram::mermaid(protocol)
+            ));
         }
         let docs = self.docs(&protocol.meta);
         let generated = if protocol.meta.docs.is_empty() {

@@ -1,5 +1,5 @@
-//! The `pipes` protocol compiler as a library: grammar -> parse -> check -> liveness (codegen
-//! comes later). It knows nothing of `proc_macro`, so the macro, a command line and build.rs
+//! The `pipes` protocol compiler as a library: grammar -> parse -> check -> liveness ->
+//! codegen. It knows nothing of `proc_macro`, so the macro, a command line and build.rs
 //! generation can all share it; its AST carries byte ranges, which the macro maps onto spans.
 //!
 //! One stage per module, in pipeline order:
@@ -7,7 +7,13 @@
 //! - [`parse`](mod@parse): text to [`ast`] with byte ranges, Rust fragments parsed by syn;
 //! - [`check`]: every error at once, in protocol words;
 //! - [`liveness`]: reachability, ending, boundedness and the packet slots of bounded sessions;
-//! - [`diagnostic`] and [`source`]: structured diagnostics and their rustc-style rendering.
+//! - [`diagnostic`] and [`source`]: structured diagnostics and their rustc-style rendering;
+//! - [`codegen`]: the generated modules, as tokens.
+//!
+//! Beside the pipeline: [`diagram`] draws a protocol (Mermaid, DOT) and tabulates it, and
+//! [`config`] is build.rs generation ([`Config`], [`compile_protocols`]).
+//!
+//! The `diagram` feature adds a Mermaid state diagram to every generated module's docs.
 //!
 //! [`analyze`] runs them all:
 //!
@@ -23,11 +29,14 @@
 pub mod ast;
 pub mod check;
 pub mod codegen;
+pub mod config;
 pub mod diagnostic;
+pub mod diagram;
 pub mod liveness;
 pub mod parse;
 pub mod source;
 
+pub use config::{Config, Error, compile_protocols};
 pub use diagnostic::{Diagnostic, Diagnostics, Severity};
 pub use liveness::Liveness;
 pub use parse::parse;

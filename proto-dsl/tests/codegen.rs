@@ -6,17 +6,20 @@ mod common;
 use proc_macro2::Span;
 
 /// Expands a fixture as build.rs would (runtime at `::pipes`), formatted with prettyplease.
+/// Diagrams are off whatever the `diagram` feature says, so `--all-features` runs agree with
+/// these snapshots (tests/tooling.rs snapshots a diagram).
 fn expand(name: &str) -> String {
     let path = common::fixtures().join(format!("{name}.pipes"));
     let source = std::fs::read_to_string(&path).unwrap();
     let analysis = proto_dsl::analyze(&source).expect("the corpus compiles");
-    let tokens = proto_dsl::codegen::generate(
+    let tokens = proto_dsl::codegen::generate_with_diagrams(
         &analysis,
         &proto_dsl::codegen::Options {
             runtime: quote::quote!(::pipes),
             source: &source,
             span_at: &|_| Span::call_site(),
         },
+        false,
     );
     let file: syn::File = syn::parse2(tokens).expect("generated code parses as Rust");
     prettyplease::unparse(&file)
