@@ -114,7 +114,15 @@ fn serve_session(
             }
             bank::Connected::Withdrawal(amount, response) if amount <= account.balance => {
                 account.balance -= amount;
-                response.money(amount).ok()
+                match response.money(amount) {
+                    Ok(next) => Some(next),
+                    // The client left before the money reached it: the failed send hands the
+                    // amount back, and it goes back into the account.
+                    Err(unpaid) => {
+                        account.balance += unpaid.into_inner();
+                        None
+                    }
+                }
             }
             bank::Connected::Withdrawal(_, response) => response.insufficient_funds().ok(),
             bank::Connected::Logout => return Ok(()),
