@@ -184,9 +184,7 @@ pub fn story() -> (Vec<String>, Accounts) {
             retry
         }
     };
-    let Ok(connected) = login(client, "alice", "secret") else {
-        panic!("the right password was refused");
-    };
+    let connected = login(client, "alice", "secret").expect("the right password is accepted");
     log.push("alice: logged in".to_string());
     let connected = connected.deposit(50).unwrap().deposit(25).unwrap();
     log.push("alice: deposited 50 and 25".to_string());
@@ -199,9 +197,7 @@ pub fn story() -> (Vec<String>, Accounts) {
 
     // bob's session starts only after alice's ends: the server serves sessions in turn, and
     // sees alice's balance as she left it.
-    let Ok(connected) = login(connect(&server), "bob", "hunter2") else {
-        panic!("bob's password was refused");
-    };
+    let connected = login(connect(&server), "bob", "hunter2").expect("bob's password is accepted");
     let (refused, connected) = withdraw(connected.deposit(10).unwrap(), 11);
     log.push(format!(
         "bob: deposited 10, withdrawal of 11 -> {refused:?}"
@@ -224,9 +220,8 @@ pub fn story() -> (Vec<String>, Accounts) {
 pub fn sessions(sessions: u64) -> u64 {
     let (server, bank_thread) = start_server(opening_accounts());
     for _ in 0..sessions {
-        let Ok(connected) = login(connect(&server), "alice", "secret") else {
-            panic!("alice's password was refused");
-        };
+        let connected =
+            login(connect(&server), "alice", "secret").expect("alice's password is accepted");
         let (paid, connected) = withdraw(connected.deposit(7).unwrap(), 7);
         assert_eq!(paid, Ok(7));
         connected.logout().unwrap();
