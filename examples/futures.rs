@@ -222,10 +222,15 @@ pub fn bfs_parallel(graph: &Arc<Graph>, root: u32, workers: usize) -> Search {
         let chunks: Vec<Vec<u32>> = frontier.chunks(chunk).map(<[u32]>::to_vec).collect();
         let (shared_graph, shared_parent) = (Arc::clone(graph), Arc::clone(&parent));
         let proposals = par_map(chunks, move |chunk| {
+            // Only a chunk's first proposal for a vertex can win the merge, so later ones are
+            // dropped here, in parallel, rather than sent back for the caller to skip.
+            let mut proposed = vec![0u64; shared_parent.len().div_ceil(64)];
             let mut found = Vec::new();
             for u in chunk {
                 for &v in shared_graph.neighbours(u) {
-                    if shared_parent[v as usize] == UNVISITED {
+                    let (word, bit) = (v as usize / 64, 1u64 << (v % 64));
+                    if shared_parent[v as usize] == UNVISITED && proposed[word] & bit == 0 {
+                        proposed[word] |= bit;
                         found.push((v, u));
                     }
                 }
