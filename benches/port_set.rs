@@ -3,7 +3,9 @@
 //! channels, fed the same way. A second table does the same with 16 sender threads, each
 //! owning every 16th chan, to load the set's ready list with contending senders. A third
 //! measures round trips through the set (send on one of N chans, the set's thread echoes), where
-//! the receiver is always waiting: the latency of the watch-and-wake path. This measures whether the cost of a receive grows with the
+//! the receiver is always waiting: the latency of the watch-and-wake path. Then `SharedChan`
+//! (S senders, one port) beside crossbeam's cloned `Sender`, and the single-thread cost of the
+//! wake path. This measures whether the cost of a receive grows with the
 //! number of ports (the goal is flat; a select that scans its endpoints grows linearly).
 //!
 //! Run: `cargo bench --bench port_set [-- MESSAGES [REPEATS]]` (defaults 1000000 and 3).
@@ -245,6 +247,66 @@ fn single_thread_wake_path(n: u64) -> (f64, f64) {
     (through_set, through_port)
 }
 
+/// `senders` threads send `n` messages in all through clones of one `SharedChan`; the calling
+/// thread receives them from the port.
+fn pipes_shared_chan(senders: usize, n: u64) -> Sample {
+    let (port, chan) = pipes::stream::<u64>();
+    let chan = pipes::SharedChan::new(chan);
+    let barrier = Barrier::new(senders + 1);
+    thread::scope(|scope| {
+        for _ in 0..senders {
+            let (chan, barrier) = (chan.clone(), &barrier);
+            scope.spawn(move || {
+                barrier.wait();
+                for i in 0..n / senders as u64 {
+                    if chan.send(i).is_err() {
+                        break;
+                    }
+                }
+            });
+        }
+        drop(chan);
+        let clock = Clock::start(&barrier);
+        let limit = clock.start + TIME_LIMIT;
+        let mut done = 0;
+        while !out_of_time(done, limit) && port.recv().is_ok() {
+            done += 1;
+        }
+        let sample = clock.stop(done);
+        drop(port);
+        sample
+    })
+}
+
+/// The same with clones of one crossbeam-channel unbounded `Sender`.
+fn crossbeam_shared(senders: usize, n: u64) -> Sample {
+    let (tx, rx) = crossbeam_channel::unbounded::<u64>();
+    let barrier = Barrier::new(senders + 1);
+    thread::scope(|scope| {
+        for _ in 0..senders {
+            let (tx, barrier) = (tx.clone(), &barrier);
+            scope.spawn(move || {
+                barrier.wait();
+                for i in 0..n / senders as u64 {
+                    if tx.send(i).is_err() {
+                        break;
+                    }
+                }
+            });
+        }
+        drop(tx);
+        let clock = Clock::start(&barrier);
+        let limit = clock.start + TIME_LIMIT;
+        let mut done = 0;
+        while !out_of_time(done, limit) && rx.recv().is_ok() {
+            done += 1;
+        }
+        let sample = clock.stop(done);
+        drop(rx);
+        sample
+    })
+}
+
 fn median(mut values: Vec<f64>) -> f64 {
     values.sort_by(f64::total_cmp);
     values[values.len() / 2]
@@ -277,6 +339,7 @@ fn main() {
     // Many senders: contention on the set's ready list (and on crossbeam's wakers).
     table(16, &[16, 1_000, 10_000], messages, repeats);
     round_trip_table(&[1, 100, 10_000], messages, repeats);
+    shared_chan_table(&[1, 4, 16], messages, repeats);
     let runs: Vec<(f64, f64)> = (0..repeats)
         .map(|_| single_thread_wake_path(messages))
         .collect();
@@ -347,6 +410,38 @@ fn table(senders: usize, sizes: &[usize], messages: u64, repeats: usize) {
             "| {ports:>6} | {set_n:>9} | {set_wall:>10.0} | {set_cpu:>9.0} | {cb_n:>9} | \
              {cb_wall:>10.0} | {cb_cpu:>9.0} | {:>6.2}x |",
             cb_wall / set_wall
+        );
+    }
+}
+
+/// Measures a `SharedChan` against crossbeam's cloned `Sender` and prints one table.
+fn shared_chan_table(senders: &[usize], messages: u64, repeats: usize) {
+    println!(
+        "shared chan: S senders through clones of one SharedChan (a Chan behind a parking_lot \
+         mutex) into one port, beside crossbeam unbounded Sender clones; median of {repeats}; \
+         ns per message received; 'speed' as above"
+    );
+    println!(
+        "| {:>6} | {:>9} | {:>10} | {:>9} | {:>9} | {:>10} | {:>9} | {:>7} |",
+        "sndrs", "msgs", "wall", "cpu", "cb msgs", "cb wall", "cb cpu", "speed"
+    );
+    println!(
+        "|{:->8}|{:->11}|{:->12}|{:->11}|{:->11}|{:->12}|{:->11}|{:->9}|",
+        "", "", "", "", "", "", "", ""
+    );
+    for &count in senders {
+        let mut shared = Vec::new();
+        let mut crossbeam = Vec::new();
+        for _ in 0..repeats {
+            shared.push(pipes_shared_chan(count, messages));
+            crossbeam.push(crossbeam_shared(count, messages));
+        }
+        let (n, wall, cpu) = medians(&shared);
+        let (cb_n, cb_wall, cb_cpu) = medians(&crossbeam);
+        println!(
+            "| {count:>6} | {n:>9} | {wall:>10.0} | {cpu:>9.0} | {cb_n:>9} | {cb_wall:>10.0} | \
+             {cb_cpu:>9.0} | {:>6.2}x |",
+            cb_wall / wall
         );
     }
 }
