@@ -18,8 +18,8 @@ use crate::sync::{Arc, AtomicUsize, thread};
 pub(crate) enum Waiter {
     /// A thread blocked in `recv`, `recv_timeout` or a select.
     Thread(thread::Thread),
-    /// A port of a port set: waking it puts `port` on the set's ready list and wakes the set's
-    /// receiving thread.
+    /// A port of a port set: waking it pushes this waiter (naming `port`) on the set's ready
+    /// list and unparks the set's thread if it sleeps.
     Ready {
         /// The set's ready list, shared with every waiter of the set.
         list: Arc<ReadyList>,
