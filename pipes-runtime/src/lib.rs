@@ -23,9 +23,10 @@
 //!   It reaches any endpoint through [`Recv`]'s hidden state-word hook, and a stream [`Port`]
 //!   through `&Port: Recv`.
 //! - Port sets (`port_set.rs`) are O(1) per message: each port is either on the set's local
-//!   ready list or watched by a waiter (`waiter.rs`) that, when a sender swaps it out,
-//!   queues the port on a shared ready list. Shared chans (`shared.rs`) are a `Chan` behind a
-//!   parking_lot mutex, as in 2012.
+//!   ready list or watched by a waiter (`waiter.rs`) that, when a sender swaps it out, is
+//!   pushed on the set's shared ready list: one atomic word, lock-free, holding an intrusive
+//!   stack of woken waiters or the marks "the set sleeps" and "the set is gone".
+//! - Shared chans (`shared.rs`) are a `Chan` behind a parking_lot mutex, as in 2012.
 
 mod alloc;
 mod buffer;

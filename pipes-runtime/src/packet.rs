@@ -308,7 +308,7 @@ impl<T> Packet<T> {
 /// `word` is a BLOCKED word the caller just took out of a state word.
 pub(crate) unsafe fn wake(word: usize) {
     // SAFETY: the swap that returned `word` moved its reference to the caller.
-    unsafe { Waiter::from_word(word) }.wake();
+    Waiter::wake(unsafe { Waiter::from_word(word) });
 }
 
 /// Makes a fresh single-use packet and returns its two endpoints.

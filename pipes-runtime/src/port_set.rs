@@ -28,8 +28,8 @@
 //! A receive pops the front of the local list and takes the message. If the port's next packet is
 //! already `FULL` (its sender is ahead) the port goes to the back of the list without any write
 //! to shared memory; if it is `EMPTY` the port is watched. A sender that swaps a watching waiter
-//! out pushes the port's index on the shared [`ReadyList`] and unparks the set's thread; the set
-//! moves those indices to the back of its local list before every receive. So a receive touches
+//! out pushes it on the shared [`ReadyList`] (lock-free) and unparks the set's thread if it
+//! sleeps; the set moves those ports to the back of its local list before every receive. So a receive touches
 //! one port and the two lists, whatever their size; and because ports are served from a FIFO and
 //! woken ports join at the back, every ready port is served within one round of the others: no
 //! port is starved by ports that are always ready.
@@ -40,85 +40,164 @@
 use std::cell::RefCell;
 use std::collections::VecDeque;
 use std::fmt;
-use std::mem;
 use std::time::{Duration, Instant};
 
 use crate::error::{RecvError, RecvTimeoutError, TryRecvError};
 use crate::spin::spin_until;
 use crate::stream::{Chan, Port, stream};
-use crate::sync::{Arc, AtomicBool, Mutex, Ordering, park_until, thread};
+use crate::sync::{Arc, AtomicUsize, Mutex, Ordering, park_until, thread};
 use crate::waiter::Waiter;
 
-/// The ports of a set that senders found watched and woke: shared by the set and the waiters it
+/// The ready list's word when nothing is queued and the set's thread is not parked.
+const IDLE: usize = 0;
+/// Nothing is queued and the set's thread is parked (or about to): the next push unparks it.
+const SLEEPING: usize = 1;
+/// The set is gone: a push drops its waiter instead of queuing it.
+const CLOSED: usize = 2;
+
+/// The ports of a set that senders found watched and woke, shared by the set and the waiters it
 /// leaves in its ports' packets. Written by senders, emptied by the set's thread.
+///
+/// It is one word: [`IDLE`], [`SLEEPING`], [`CLOSED`], or else a pointer to the waiter queued
+/// last, whose `next` leads to the one queued before (a push-only stack; `Arc` pointers are
+/// aligned, so never 0, 1 or 2). A sender pushes the waiter it swapped out of a packet with the
+/// reference the swap gave it: one compare-exchange, no lock and no reference count moved. The
+/// set takes the whole stack with one swap and reverses it, so ports are served in the order
+/// they were woken. Push-only with take-all is free of ABA: a push only needs its `next` to be
+/// the head it replaces.
 #[derive(Debug)]
 pub(crate) struct ReadyList {
-    inner: Mutex<Queued>,
-    /// Set when `inner.ports` may be non-empty: lets the set look without taking the lock.
-    pending: AtomicBool,
-}
-
-#[derive(Debug)]
-struct Queued {
-    /// Indices of woken ports, in the order they were woken.
-    ports: Vec<usize>,
-    /// The set's thread, when it is about to park with nothing queued: the next push wakes it.
-    sleeper: Option<thread::Thread>,
+    head: AtomicUsize,
+    /// The thread to unpark when the word is [`SLEEPING`]: written by the set before it sleeps,
+    /// read by the one sender that ends the sleep. Locked only around a park.
+    sleeper: Mutex<Option<thread::Thread>>,
 }
 
 impl ReadyList {
     fn new() -> Self {
         ReadyList {
-            inner: Mutex::new(Queued {
-                ports: Vec::new(),
-                sleeper: None,
-            }),
-            pending: AtomicBool::new(false),
+            head: AtomicUsize::new(IDLE),
+            sleeper: Mutex::new(None),
         }
     }
 
-    /// Queues `port` as ready and wakes the set's thread if it sleeps. Called by the sender that
-    /// swapped the port's waiter out of its packet, so each watch queues its port once.
-    pub(crate) fn push(&self, port: usize) {
-        let sleeper = {
-            let mut queued = self.inner.lock();
-            queued.ports.push(port);
-            self.pending.store(true, Ordering::Release);
-            queued.sleeper.take()
+    /// Queues a woken port's waiter, with the reference its sender swapped out of the packet,
+    /// and unparks the set's thread if it sleeps. Each watch queues its port at most once.
+    pub(crate) fn push(waiter: Arc<Waiter>) {
+        let node = Arc::into_raw(waiter);
+        // SAFETY: we own the reference `node` stands for until the exchange below publishes it,
+        // so the waiter and the list it names are alive while we use them here.
+        let Waiter::Ready { list, next, .. } = (unsafe { &*node }) else {
+            unreachable!("only a port set's waiters are queued");
         };
-        // Unparked outside the lock, so other senders do not wait on the syscall.
-        if let Some(thread) = sleeper {
-            thread.unpark();
+        let mut head = list.head.load(Ordering::Relaxed);
+        // Held only while the set sleeps: once the exchange lands, the set may wake, drain the
+        // list and drop itself and our waiter, and we still have to unpark it.
+        let mut keep: Option<Arc<ReadyList>> = None;
+        loop {
+            if head == CLOSED {
+                // SAFETY: not published; the reference is still ours, and the set is gone.
+                drop(unsafe { Arc::from_raw(node) });
+                return;
+            }
+            if head == SLEEPING && keep.is_none() {
+                keep = Some(Arc::clone(list));
+            }
+            next.store(
+                if head == SLEEPING { IDLE } else { head },
+                Ordering::Relaxed,
+            );
+            // Release publishes `next` (and the waiter) to the set's Acquire swap.
+            match list.head.compare_exchange_weak(
+                head,
+                node as usize,
+                Ordering::AcqRel,
+                Ordering::Relaxed,
+            ) {
+                Ok(_) => break,
+                Err(found) => head = found,
+            }
+        }
+        if head == SLEEPING {
+            let list = keep.expect("cloned when the set was seen sleeping");
+            if let Some(thread) = list.sleeper.lock().as_ref() {
+                thread.unpark();
+            }
         }
     }
 
+    /// Whether a port is queued (a read only; the set's thread alone takes them).
     fn is_pending(&self) -> bool {
-        self.pending.load(Ordering::Acquire)
+        self.head.load(Ordering::Relaxed) > CLOSED
     }
 
-    /// Moves every queued port to the back of `local`. `spare` is an empty vector swapped in
-    /// under the lock, so the lock is held for O(1) and no allocation happens in steady state.
+    /// Moves every queued port to the back of `local`, oldest first, taking back the waiters'
+    /// references. `spare` is an empty vector, kept to reuse its allocation.
     fn drain(&self, local: &mut VecDeque<usize>, spare: &mut Vec<usize>) {
         if !self.is_pending() {
             return;
         }
-        {
-            let mut queued = self.inner.lock();
-            self.pending.store(false, Ordering::Relaxed);
-            mem::swap(&mut queued.ports, spare);
+        // Only senders change the word while it holds a stack, and only by pushing, so it still
+        // holds one. Acquire pairs with the pushes' Release: every `next` is visible.
+        let mut node = self.head.swap(IDLE, Ordering::Acquire);
+        while node != IDLE {
+            // SAFETY: taken off the stack by our swap: the reference its sender pushed is ours.
+            let waiter = unsafe { Arc::from_raw(node as *const Waiter) };
+            let Waiter::Ready { port, next, .. } = &*waiter else {
+                unreachable!("only a port set's waiters are queued");
+            };
+            spare.push(*port);
+            node = next.load(Ordering::Relaxed);
         }
-        local.extend(spare.drain(..));
+        local.extend(spare.drain(..).rev());
     }
 
-    /// Arranges for the next push to unpark this thread. Returns `false` (and arranges nothing)
-    /// when a port is already queued, so the caller must not park.
-    fn arm(&self) -> bool {
-        let mut queued = self.inner.lock();
-        if !queued.ports.is_empty() {
-            return false;
+    /// Parks the set's thread until a port is queued or `deadline` passes (then returns
+    /// `false`). Returns at once if a port is already queued. Leaves the word not
+    /// [`SLEEPING`].
+    fn sleep(&self, deadline: Option<Instant>) -> bool {
+        // The set may have moved to another thread since it last slept.
+        *self.sleeper.lock() = Some(thread::current());
+        // Acquire on failure: a stack is there, to drain.
+        if self
+            .head
+            .compare_exchange(IDLE, SLEEPING, Ordering::AcqRel, Ordering::Acquire)
+            .is_err()
+        {
+            return true;
         }
-        queued.sleeper = Some(thread::current());
-        true
+        loop {
+            // Only a push ends `SLEEPING`; unparks may be spurious, hence the loop.
+            if self.head.load(Ordering::Acquire) != SLEEPING {
+                return true;
+            }
+            match deadline {
+                None => thread::park(),
+                Some(deadline) => {
+                    if !park_until(deadline) {
+                        // Disarm; if a push got in first, there is something to drain.
+                        return self
+                            .head
+                            .compare_exchange(SLEEPING, IDLE, Ordering::AcqRel, Ordering::Acquire)
+                            .is_err();
+                    }
+                }
+            }
+        }
+    }
+
+    /// Marks the set gone and takes back the references of waiters still queued. Pushes after
+    /// this drop their own.
+    fn close(&self) {
+        let mut node = self.head.swap(CLOSED, Ordering::Acquire);
+        while node > CLOSED {
+            // SAFETY: taken off the stack by our swap, as in `drain`.
+            let waiter = unsafe { Arc::from_raw(node as *const Waiter) };
+            let Waiter::Ready { next, .. } = &*waiter else {
+                unreachable!("only a port set's waiters are queued");
+            };
+            node = next.load(Ordering::Relaxed);
+        }
     }
 }
 
@@ -206,6 +285,7 @@ impl<T> PortSet<T> {
             waiter: Arc::new(Waiter::Ready {
                 list: Arc::clone(&self.list),
                 port: index,
+                next: AtomicUsize::new(IDLE),
             }),
             watched: false,
         };
@@ -334,16 +414,7 @@ impl<T> PortSet<T> {
         if spin_until(deadline, || self.list.is_pending()) {
             return true;
         }
-        if !self.list.arm() {
-            return true;
-        }
-        match deadline {
-            None => {
-                thread::park();
-                true
-            }
-            Some(deadline) => park_until(deadline),
-        }
+        self.list.sleep(deadline)
     }
 }
 
@@ -355,8 +426,9 @@ impl<T> Default for PortSet<T> {
 
 impl<T> Drop for PortSet<T> {
     /// Takes every watching waiter back before the ports drop, as a port must not be dropped
-    /// with a waiter in its packet. A waiter a sender already swapped out is the sender's: it
-    /// queues the port on the list, which lives on in that waiter until the sender is done.
+    /// with a waiter in its packet, then closes the ready list, taking back the references of
+    /// the waiters queued on it. A waiter a sender swapped out and has not pushed yet is the
+    /// sender's: its push finds the list closed and drops it.
     fn drop(&mut self) {
         for member in self.local.get_mut().members.iter_mut().flatten() {
             if member.watched {
@@ -365,6 +437,7 @@ impl<T> Drop for PortSet<T> {
                 member.watched = false;
             }
         }
+        self.list.close();
     }
 }
 

@@ -130,7 +130,12 @@ pub(crate) fn wait_ready<'a>(
             Ok(()) => {}
             // Already ours: the same endpoint twice. The first registration stands for both.
             Err(found) if found == blocked => {}
-            Err(_settled) => {
+            Err(found) => {
+                // No other waiter can be there: an endpoint has one receiver, and it is us.
+                debug_assert!(
+                    crate::packet::is_settled(found),
+                    "one receiver per endpoint"
+                );
                 ready = Some(at(step));
                 registered = step;
                 break;

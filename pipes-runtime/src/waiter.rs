@@ -11,20 +11,22 @@
 //! the set's ready list, so the set learns *which* port is ready without scanning them all.
 
 use crate::port_set::ReadyList;
-use crate::sync::{Arc, thread};
+use crate::sync::{Arc, AtomicUsize, thread};
 
 /// A parked receiver, woken by the peer that settles the packet it waits on.
 #[derive(Debug)]
 pub(crate) enum Waiter {
     /// A thread blocked in `recv`, `recv_timeout` or a select.
     Thread(thread::Thread),
-    /// A port of a port set: waking it puts `port` on the set's ready list and wakes the set's
-    /// receiving thread.
+    /// A port of a port set: waking it pushes this waiter (naming `port`) on the set's ready
+    /// list and unparks the set's thread if it sleeps.
     Ready {
         /// The set's ready list, shared with every waiter of the set.
         list: Arc<ReadyList>,
         /// The port's index in the set.
         port: usize,
+        /// The ready list is intrusive: while this waiter is on it, the waiter queued before.
+        next: AtomicUsize,
     },
 }
 
@@ -45,12 +47,14 @@ impl Waiter {
         }
     }
 
-    /// Wakes the waiter. Waking a thread that is not parked is harmless: its next park returns
-    /// at once and it re-checks its condition.
-    pub(crate) fn wake(&self) {
-        match self {
+    /// Wakes the waiter, consuming the reference the caller swapped out of a state word. Waking
+    /// a thread that is not parked is harmless: its next park returns at once and it re-checks
+    /// its condition. A port set's waiter is queued on the set's ready list with that very
+    /// reference, which the set takes back when it drains the list.
+    pub(crate) fn wake(this: Arc<Waiter>) {
+        match &*this {
             Waiter::Thread(thread) => thread.unpark(),
-            Waiter::Ready { list, port } => list.push(*port),
+            Waiter::Ready { .. } => ReadyList::push(this),
         }
     }
 

@@ -287,12 +287,12 @@ fn port_set_watch_races_the_send_and_the_hang_up() {
     });
 }
 
-/// Three threads through the ready list's mutex: bounded to four preemptions, which keeps
+/// Three threads through the ready list's mutex: bounded to three preemptions, which keeps
 /// the model to seconds (unbounded it runs for many minutes).
 #[test]
 fn port_set_two_senders_wake_one_receiver() {
     let mut model = loom::model::Builder::new();
-    model.preemption_bound = Some(4);
+    model.preemption_bound = Some(3);
     model.check(|| {
         let set = PortSet::new();
         let a = set.chan();
