@@ -29,8 +29,10 @@ const MAX_SIZE: usize = 512;
 /// Every slot starts with a pointer to its chunk, padded to keep the packet aligned.
 const PREFIX: usize = GRAIN;
 const CLASSES: usize = MAX_SIZE / GRAIN;
+/// Slots are padded to this, the cache line of the machines we target.
+const CACHE_LINE: usize = 64;
 /// The chunk's head, rounded up to keep the slots after it aligned.
-const HEAD: usize = size_of::<Chunk>().next_multiple_of(GRAIN);
+const HEAD: usize = size_of::<Chunk>().next_multiple_of(CACHE_LINE);
 
 /// The head of a chunk: how many of its slots are still allocated or not yet handed out.
 struct Chunk {
@@ -112,7 +114,9 @@ pub(crate) fn alloc_packet<T>(value: T) -> NonNull<T> {
     let Some(class) = class_of::<T>() else {
         return NonNull::from(Box::leak(Box::new(value)));
     };
-    let stride = PREFIX + (class + 1) * GRAIN;
+    // Slots never share a cache line: a receiver spinning on one packet's state word must not
+    // be disturbed by the sender writing the next packet beside it.
+    let stride = (PREFIX + (class + 1) * GRAIN).next_multiple_of(CACHE_LINE);
     // A thread being torn down can no longer carve: it gets a chunk of one slot.
     let slot = CARVINGS
         .try_with(|carvings| carve(&mut carvings.borrow_mut().0[class], stride))
