@@ -32,6 +32,9 @@ mod pipeline;
 #[allow(dead_code)]
 #[path = "producer_consumer.rs"]
 mod producer_consumer;
+#[allow(dead_code)]
+#[path = "tutorial.rs"]
+mod tutorial;
 
 /// A request to the accumulator: add a number, or ask for the total on a oneshot.
 enum Request {
@@ -109,6 +112,16 @@ fn main() {
 
 /// Each example, small.
 fn examples() {
+    println!(
+        "\n== the 2012 tutorial (examples/tutorial.rs): simple_proto three ways, with select!"
+    );
+    let (hello, _, answer, goodbye) = tutorial::run();
+    println!(
+        "{} hellos; {answer}; {}",
+        hello.len(),
+        goodbye.last().unwrap()
+    );
+
     println!("\n== bank (examples/bank.rs)");
     let (log, accounts) = bank::story();
     for line in log {

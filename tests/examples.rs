@@ -33,6 +33,26 @@ mod futures;
 #[path = "../examples/knucleotide.rs"]
 mod knucleotide;
 
+#[allow(dead_code)]
+#[path = "../examples/tutorial.rs"]
+mod tutorial;
+
+#[test]
+fn tutorial_servers_answer_with_select() {
+    let (hello, name, answer, goodbye) = tutorial::run();
+    assert_eq!(hello, ["Client says hello!"; 3]);
+    assert_eq!(name, ["Client says hello!", "Client asks my name"]);
+    assert_eq!(answer, "The server is named Bob");
+    assert_eq!(
+        goodbye,
+        [
+            "Client says hello!",
+            "Client says hello!",
+            "Client says good-bye."
+        ]
+    );
+}
+
 #[test]
 fn bank_story_refuses_a_login_and_a_withdrawal_and_keeps_the_balances() {
     let (log, accounts) = bank::story();
