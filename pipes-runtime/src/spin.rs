@@ -21,9 +21,11 @@ pub(crate) const MAX_BUDGET: Duration = Duration::from_micros(50);
 /// The shortest spin, kept for receivers whose spins have not been paying off.
 #[cfg_attr(loom, allow(dead_code))]
 pub(crate) const MIN_BUDGET: Duration = Duration::from_micros(1);
-/// How long to spin on `pause` alone before also yielding to other threads.
+/// How long to spin on `pause` alone before also yielding to other threads. Short: with more
+/// threads than cores, the thread a spinner waits for may be queued behind it (an 8-thread ring
+/// moved a message in 1.42 µs with 4 µs here, 0.58 µs with 0.5 µs).
 #[cfg_attr(loom, allow(dead_code))]
-const PAUSE_PHASE: Duration = Duration::from_micros(4);
+const PAUSE_PHASE: Duration = Duration::from_nanos(500);
 /// Checks between two reads of the clock (`Instant::now` costs ~20 ns; a check a few).
 #[cfg_attr(loom, allow(dead_code))]
 const CHECKS_PER_CLOCK_READ: u32 = 32;
