@@ -9,6 +9,9 @@
 //! the median. A measurement stops early after two seconds, so slow implementations do fewer
 //! round trips and the whole run stays short; the table prints the median count done.
 
+mod common;
+use common::{cpu_time, median, numeric_args, out_of_time};
+
 use std::thread;
 use std::time::{Duration, Instant};
 
@@ -38,11 +41,6 @@ const TIME_LIMIT: Duration = Duration::from_secs(2);
 struct Implementation {
     name: &'static str,
     run: fn(n: u64, limit: Instant) -> u64,
-}
-
-/// Whether a measurement should stop before round trip `i` (the clock is read every 1024).
-fn out_of_time(i: u64, limit: Instant) -> bool {
-    i.is_multiple_of(1024) && Instant::now() >= limit
 }
 
 fn pipes_streams(n: u64, limit: Instant) -> u64 {
@@ -238,18 +236,6 @@ const IMPLEMENTATIONS: &[Implementation] = &[
     },
 ];
 
-/// CPU time of the whole process (both threads), user plus system.
-fn cpu_time() -> Duration {
-    let mut usage = std::mem::MaybeUninit::<libc::rusage>::uninit();
-    // SAFETY: getrusage writes a full `rusage` on success, which the assert checks.
-    let usage = unsafe {
-        assert_eq!(libc::getrusage(libc::RUSAGE_SELF, usage.as_mut_ptr()), 0);
-        usage.assume_init()
-    };
-    let micros = |t: libc::timeval| t.tv_sec as u64 * 1_000_000 + t.tv_usec as u64;
-    Duration::from_micros(micros(usage.ru_utime) + micros(usage.ru_stime))
-}
-
 /// One measurement: round trips done, and nanoseconds per round trip of wall clock and CPU.
 #[derive(Clone, Copy)]
 struct Sample {
@@ -269,17 +255,8 @@ fn measure(implementation: &Implementation, n: u64) -> Sample {
     }
 }
 
-fn median(mut values: Vec<f64>) -> f64 {
-    values.sort_by(f64::total_cmp);
-    values[values.len() / 2]
-}
-
 fn main() {
-    // `cargo bench` passes `--bench`; the numbers are ours.
-    let numbers: Vec<u64> = std::env::args()
-        .skip(1)
-        .filter_map(|a| a.parse().ok())
-        .collect();
+    let numbers = numeric_args();
     let round_trips = numbers.first().copied().unwrap_or(1_000_000);
     let repeats = numbers.get(1).copied().unwrap_or(3).max(1) as usize;
 

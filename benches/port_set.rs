@@ -13,6 +13,9 @@
 //! the table shows the median. A measurement stops early after two seconds, so a slow one does
 //! fewer messages and the whole run stays short; the table prints the median count done.
 
+mod common;
+use common::{cpu_time, median, numeric_args, out_of_time};
+
 use std::sync::Barrier;
 use std::thread;
 use std::time::{Duration, Instant};
@@ -25,23 +28,6 @@ const TIME_LIMIT: Duration = Duration::from_secs(2);
 
 /// The port counts measured.
 const SIZES: &[usize] = &[1, 10, 100, 1_000, 10_000];
-
-/// Whether a measurement should stop before message `i` (the clock is read every 1024).
-fn out_of_time(i: u64, limit: Instant) -> bool {
-    i.is_multiple_of(1024) && Instant::now() >= limit
-}
-
-/// CPU time of the whole process (both threads), user plus system.
-fn cpu_time() -> Duration {
-    let mut usage = std::mem::MaybeUninit::<libc::rusage>::uninit();
-    // SAFETY: getrusage writes a full `rusage` on success, which the assert checks.
-    let usage = unsafe {
-        assert_eq!(libc::getrusage(libc::RUSAGE_SELF, usage.as_mut_ptr()), 0);
-        usage.assume_init()
-    };
-    let micros = |t: libc::timeval| t.tv_sec as u64 * 1_000_000 + t.tv_usec as u64;
-    Duration::from_micros(micros(usage.ru_utime) + micros(usage.ru_stime))
-}
 
 /// One measurement: messages received, and nanoseconds per message of wall clock and CPU.
 #[derive(Clone, Copy)]
@@ -307,11 +293,6 @@ fn crossbeam_shared(senders: usize, n: u64) -> Sample {
     })
 }
 
-fn median(mut values: Vec<f64>) -> f64 {
-    values.sort_by(f64::total_cmp);
-    values[values.len() / 2]
-}
-
 /// The medians of some samples: messages, wall ns/message, CPU ns/message.
 fn medians(samples: &[Sample]) -> (u64, f64, f64) {
     let median_of = |f: fn(&Sample) -> f64| median(samples.iter().map(f).collect());
@@ -323,11 +304,7 @@ fn medians(samples: &[Sample]) -> (u64, f64, f64) {
 }
 
 fn main() {
-    // `cargo bench` passes `--bench`; the numbers are ours.
-    let numbers: Vec<u64> = std::env::args()
-        .skip(1)
-        .filter_map(|a| a.parse().ok())
-        .collect();
+    let numbers = numeric_args();
     let messages = numbers.first().copied().unwrap_or(1_000_000);
     let repeats = numbers.get(1).copied().unwrap_or(3).max(1) as usize;
 

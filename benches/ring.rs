@@ -11,8 +11,11 @@
 //! Prints the 2012 output for pipes, then a table of every implementation with the median of
 //! `REPEATS` runs, CPU time beside wall time, and the ratio to crossbeam-channel.
 
+mod common;
+use common::{cpu_time, median, numeric_args};
+
 use std::thread;
-use std::time::{Duration, Instant};
+use std::time::Instant;
 
 pipes::proto! {
     ring {
@@ -142,29 +145,8 @@ fn expected(tasks: usize, laps: u64, mode: Mode) -> u64 {
     }
 }
 
-/// CPU time of the whole process (all threads), user plus system.
-fn cpu_time() -> Duration {
-    let mut usage = std::mem::MaybeUninit::<libc::rusage>::uninit();
-    // SAFETY: getrusage writes a full `rusage` on success, which the assert checks.
-    let usage = unsafe {
-        assert_eq!(libc::getrusage(libc::RUSAGE_SELF, usage.as_mut_ptr()), 0);
-        usage.assume_init()
-    };
-    let micros = |t: libc::timeval| t.tv_sec as u64 * 1_000_000 + t.tv_usec as u64;
-    Duration::from_micros(micros(usage.ru_utime) + micros(usage.ru_stime))
-}
-
-fn median(mut values: Vec<f64>) -> f64 {
-    values.sort_by(f64::total_cmp);
-    values[values.len() / 2]
-}
-
 fn main() {
-    // `cargo bench` passes `--bench`; the numbers are ours.
-    let numbers: Vec<u64> = std::env::args()
-        .skip(1)
-        .filter_map(|a| a.parse().ok())
-        .collect();
+    let numbers = numeric_args();
     let tasks = numbers.first().copied().unwrap_or(100).max(2) as usize;
     let laps = numbers.get(1).copied().unwrap_or(1000).max(1);
     let repeats = numbers.get(2).copied().unwrap_or(3).max(1) as usize;
