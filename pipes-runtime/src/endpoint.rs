@@ -5,6 +5,7 @@ use std::time::Duration;
 
 use crate::error::{RecvError, RecvTimeoutError, TryRecvError};
 use crate::packet::StateWord;
+use crate::select::Target;
 
 /// A single-use receiving endpoint. Receiving consumes it; the message (an enum of the state's
 /// messages, or the payload for a oneshot) carries the endpoint for the next state.
@@ -25,4 +26,10 @@ pub trait Recv: Sized {
     /// Not a public API; implemented by the runtime and by generated code.
     #[doc(hidden)]
     fn __state_word(&self) -> &StateWord;
+
+    /// What select waits on: by default the state word above. Not a public API.
+    #[doc(hidden)]
+    fn __select_target(&self) -> Target<'_> {
+        Target::word(self.__state_word())
+    }
 }

@@ -42,7 +42,10 @@ use std::collections::VecDeque;
 use std::fmt;
 use std::time::{Duration, Instant};
 
+use crate::endpoint::Recv;
 use crate::error::{RecvError, RecvTimeoutError, TryRecvError};
+use crate::packet::{FULL, StateWord, TERMINATED, closed_word};
+use crate::select::{Selectable, SetTarget, Target};
 use crate::spin::spin_until;
 use crate::stream::{Chan, Port, stream};
 use crate::sync::{Arc, AtomicUsize, Mutex, Ordering, park_until, thread};
@@ -126,6 +129,33 @@ impl ReadyList {
         }
     }
 
+    /// Arms the list for a select on the set's thread: the next push unparks it. Fails when
+    /// ports are already queued (drain them first) or the list is armed already.
+    pub(crate) fn arm(&self) -> Result<(), Armed> {
+        *self.sleeper.lock() = Some(thread::current());
+        match self
+            .head
+            .compare_exchange(IDLE, SLEEPING, Ordering::AcqRel, Ordering::Acquire)
+        {
+            Ok(_) => Ok(()),
+            Err(SLEEPING) => Err(Armed::Already),
+            Err(_) => Err(Armed::Pending),
+        }
+    }
+
+    /// Whether a push has ended the armed (or sleeping) state since [`ReadyList::arm`].
+    pub(crate) fn pushed(&self) -> bool {
+        self.head.load(Ordering::Acquire) != SLEEPING
+    }
+
+    /// Disarms after a select. Returns whether it was still armed; if not, a push came (or it
+    /// was disarmed already), and the queue may hold ports.
+    pub(crate) fn disarm(&self) -> bool {
+        self.head
+            .compare_exchange(SLEEPING, IDLE, Ordering::AcqRel, Ordering::Acquire)
+            .is_ok()
+    }
+
     /// Whether a port is queued (a read only; the set's thread alone takes them).
     fn is_pending(&self) -> bool {
         self.head.load(Ordering::Relaxed) > CLOSED
@@ -199,6 +229,14 @@ impl ReadyList {
             node = next.load(Ordering::Relaxed);
         }
     }
+}
+
+/// Why [`ReadyList::arm`] did not arm.
+pub(crate) enum Armed {
+    /// Armed already (the same set selected twice).
+    Already,
+    /// Ports are queued.
+    Pending,
 }
 
 /// One port of a set, with the waiter it leaves in its packets.
@@ -415,6 +453,77 @@ impl<T> PortSet<T> {
             return true;
         }
         self.list.sleep(deadline)
+    }
+}
+
+impl<T> SetTarget for PortSet<T> {
+    /// Serves the local list as a receive would, without receiving: a port whose packet is
+    /// `FULL` stays at the front (the receive takes it), a hung-up port leaves the set, an empty
+    /// one is watched.
+    fn settle(&self) -> bool {
+        let mut local = self.local.borrow_mut();
+        let local = &mut *local;
+        self.list.drain(&mut local.ready, &mut local.spare);
+        while let Some(&index) = local.ready.front() {
+            let member = local.members[index]
+                .as_mut()
+                .expect("a port on the ready list is in the set");
+            member.watched = false;
+            match member.port.state_word().load() {
+                FULL => return true,
+                TERMINATED => {
+                    local.ready.pop_front();
+                    local.members[index] = None;
+                    local.free.push(index);
+                    local.live -= 1;
+                }
+                _ => {
+                    local.ready.pop_front();
+                    if !member.watch() {
+                        // Filled or hung up just now: look again.
+                        local.ready.push_front(index);
+                    }
+                }
+            }
+        }
+        local.live == 0
+    }
+
+    fn ready_list(&self) -> &ReadyList {
+        &self.list
+    }
+}
+
+impl<T> Selectable for PortSet<T> {
+    fn __select_target(&self) -> Target<'_> {
+        Target::set(self)
+    }
+}
+
+/// A borrowed port set is a receiving endpoint for select, as a borrowed [`Port`] is: it is not
+/// consumed by a receive, so the endpoint handed back is the same borrow.
+impl<T> Recv for &PortSet<T> {
+    type Message = T;
+
+    fn recv(self) -> Result<T, RecvError> {
+        PortSet::recv(self)
+    }
+
+    fn try_recv(self) -> Result<T, TryRecvError<Self>> {
+        PortSet::try_recv(self).map_err(|error| error.map(|()| self))
+    }
+
+    fn recv_timeout(self, timeout: Duration) -> Result<T, RecvTimeoutError<Self>> {
+        PortSet::recv_timeout(self, timeout).map_err(|error| error.map(|()| self))
+    }
+
+    /// A set has no one state word; select uses [`Recv::__select_target`] instead.
+    fn __state_word(&self) -> &StateWord {
+        closed_word()
+    }
+
+    fn __select_target(&self) -> Target<'_> {
+        Target::set(*self)
     }
 }
 

@@ -25,6 +25,10 @@
 //!    reference and wakes us (at worst a harmless spurious unpark later), and the endpoint is
 //!    ready.
 //!
+//! A [`PortSet`](crate::PortSet) takes part too: it is ready when a receive from it would not
+//! block (a port holds a message, or no port is left; a hang-up alone is not enough), and
+//! "registering" arms its ready list, so the sender that queues one of its ports wakes us.
+//!
 //! So a select costs O(n) in the number of endpoints, as in 2012; a [`PortSet`](crate::PortSet)
 //! is the O(1)-per-message way to wait on many ports of one type.
 //!
@@ -50,23 +54,124 @@ pub enum Either<L, R> {
     Right(R),
 }
 
-/// Something select can wait on without consuming it: every [`Recv`] endpoint, and a stream
-/// [`Port`](crate::Port). Object safe, for [`selecti`]'s `&[&dyn Selectable]`.
+/// Something select can wait on without consuming it: every [`Recv`] endpoint, a stream
+/// [`Port`](crate::Port) and a [`PortSet`](crate::PortSet). Object safe, for [`selecti`]'s
+/// `&[&dyn Selectable]`.
 pub trait Selectable {
-    /// The state word of the packet the next message arrives in. Not a public API.
+    /// What to wait on. Not a public API.
     #[doc(hidden)]
-    fn __select_word(&self) -> &StateWord;
+    fn __select_target(&self) -> Target<'_>;
 }
 
 impl<R: Recv> Selectable for R {
-    fn __select_word(&self) -> &StateWord {
-        self.__state_word()
+    fn __select_target(&self) -> Target<'_> {
+        Recv::__select_target(self)
     }
 }
 
 impl<T> Selectable for crate::Port<T> {
-    fn __select_word(&self) -> &StateWord {
-        self.state_word()
+    fn __select_target(&self) -> Target<'_> {
+        Target::word(self.state_word())
+    }
+}
+
+/// What select waits on for one endpoint: the state word of its next packet, or a port set.
+/// Opaque: not a public API.
+#[doc(hidden)]
+#[derive(Clone, Copy)]
+pub struct Target<'a>(Kind<'a>);
+
+#[derive(Clone, Copy)]
+enum Kind<'a> {
+    Word(&'a StateWord),
+    Set(&'a dyn SetTarget),
+}
+
+/// A port set, as select sees it.
+pub(crate) trait SetTarget {
+    /// Whether a receive would return at once (a message, or no port left). Watches the ports
+    /// it finds empty, as a receive would, so the set's ready list hears of every sender.
+    fn settle(&self) -> bool;
+    /// The list senders push woken ports onto, which select arms to be woken too.
+    fn ready_list(&self) -> &crate::port_set::ReadyList;
+}
+
+/// How a registration went.
+enum Registration {
+    Stored,
+    /// This target is already registered (the same endpoint passed twice).
+    Duplicate,
+    Ready,
+}
+
+impl<'a> Target<'a> {
+    /// Waits on a state word.
+    pub fn word(word: &'a StateWord) -> Self {
+        Target(Kind::Word(word))
+    }
+
+    pub(crate) fn set(set: &'a dyn SetTarget) -> Self {
+        Target(Kind::Set(set))
+    }
+
+    fn is_ready(self) -> bool {
+        match self.0 {
+            Kind::Word(word) => word.is_ready(),
+            Kind::Set(set) => set.settle(),
+        }
+    }
+
+    /// Leaves `waiter` where a sender will find it, unless the target is ready already.
+    fn register(self, waiter: &Arc<Waiter>) -> Registration {
+        match self.0 {
+            Kind::Word(word) => match word.register(waiter) {
+                Ok(()) => Registration::Stored,
+                Err(found) if found == Arc::as_ptr(waiter) as usize => Registration::Duplicate,
+                Err(found) => {
+                    // No other waiter can be there: an endpoint has one receiver, and it is us.
+                    debug_assert!(
+                        crate::packet::is_settled(found),
+                        "one receiver per endpoint"
+                    );
+                    Registration::Ready
+                }
+            },
+            Kind::Set(set) => loop {
+                match set.ready_list().arm() {
+                    Ok(()) => break Registration::Stored,
+                    Err(crate::port_set::Armed::Already) => break Registration::Duplicate,
+                    // Ports were queued: ready if one holds a message; if not (hang-ups only),
+                    // the queue is drained now and arming can be tried again.
+                    Err(crate::port_set::Armed::Pending) => {
+                        if set.settle() {
+                            break Registration::Ready;
+                        }
+                    }
+                }
+            },
+        }
+    }
+
+    /// After a wake-up: whether this registered target is ready. A port set that was woken
+    /// only by hang-ups is armed again.
+    fn woken(self, waiter: &Arc<Waiter>) -> bool {
+        match self.0 {
+            Kind::Word(word) => word.load() != Arc::as_ptr(waiter) as usize,
+            Kind::Set(set) => {
+                set.ready_list().pushed() && matches!(self.register(waiter), Registration::Ready)
+            }
+        }
+    }
+
+    /// Takes `waiter` back. Returns whether the target turned out ready meanwhile.
+    fn unregister(self, waiter: &Arc<Waiter>) -> bool {
+        match self.0 {
+            // Swapped out by a sender (so ready), or `EMPTY`: a duplicate already taken back.
+            Kind::Word(word) => word
+                .unregister(waiter)
+                .is_err_and(|found| found != crate::packet::EMPTY),
+            Kind::Set(set) => !set.ready_list().disarm() && set.settle(),
+        }
     }
 }
 
@@ -96,7 +201,7 @@ fn first_to_look_at(n: usize) -> usize {
 /// caller keeps every word alive (does not receive on its endpoint) until this returns.
 pub(crate) fn wait_ready<'a>(
     n: usize,
-    word: impl Fn(usize) -> &'a StateWord,
+    target: impl Fn(usize) -> Target<'a>,
     deadline: Option<Instant>,
 ) -> Option<usize> {
     assert!(
@@ -108,34 +213,24 @@ pub(crate) fn wait_ready<'a>(
     }
     let start = first_to_look_at(n);
     let at = |step: usize| (start + step) % n;
-    let find_ready = || (0..n).map(at).find(|&i| word(i).is_ready());
+    let find_ready = || (0..n).map(at).find(|&i| target(i).is_ready());
     if let Some(i) = find_ready() {
         return Some(i);
     }
     if spin_until(deadline, || find_ready().is_some()) {
-        // A ready word stays ready until its endpoint receives, so this finds it.
+        // A ready target stays ready until its endpoint receives, so this finds it.
         return find_ready();
     }
 
     let waiter = Waiter::current();
-    // Every registration stores this same word: one pointer, one reference per word.
-    let blocked = Arc::as_ptr(&waiter) as usize;
-
-    // Register in every word, in looking order; `registered` words (steps 0..registered) may
-    // hold our waiter afterwards.
+    // Register with every target, in looking order; `registered` targets (steps
+    // 0..registered) may hold our waiter afterwards.
     let mut ready = None;
     let mut registered = n;
     for step in 0..n {
-        match word(at(step)).register(&waiter) {
-            Ok(()) => {}
-            // Already ours: the same endpoint twice. The first registration stands for both.
-            Err(found) if found == blocked => {}
-            Err(found) => {
-                // No other waiter can be there: an endpoint has one receiver, and it is us.
-                debug_assert!(
-                    crate::packet::is_settled(found),
-                    "one receiver per endpoint"
-                );
+        match target(at(step)).register(&waiter) {
+            Registration::Stored | Registration::Duplicate => {}
+            Registration::Ready => {
                 ready = Some(at(step));
                 registered = step;
                 break;
@@ -145,9 +240,9 @@ pub(crate) fn wait_ready<'a>(
 
     if ready.is_none() {
         ready = loop {
-            // Only a sender changes a word holding our waiter, by swapping it out, so a changed
-            // word is a ready one (spurious unparks are possible, hence the loop).
-            if let Some(i) = (0..registered).map(at).find(|&i| word(i).load() != blocked) {
+            // Only a sender changes a registration, so a changed one is (likely) ready;
+            // spurious unparks are possible, hence the loop.
+            if let Some(i) = (0..registered).map(at).find(|&i| target(i).woken(&waiter)) {
                 break Some(i);
             }
             match deadline {
@@ -163,11 +258,8 @@ pub(crate) fn wait_ready<'a>(
 
     for step in 0..registered {
         let i = at(step);
-        if let Err(found) = word(i).unregister(&waiter) {
-            // Swapped out by a sender (so ready), or `EMPTY`: a duplicate already taken back.
-            if ready.is_none() && found != crate::packet::EMPTY {
-                ready = Some(i);
-            }
+        if target(i).unregister(&waiter) && ready.is_none() {
+            ready = Some(i);
         }
     }
     ready
@@ -179,7 +271,7 @@ pub(crate) fn wait_ready<'a>(
 /// # Panics
 /// If `endpoints` is empty: nothing could ever wake the wait.
 pub fn selecti(endpoints: &[&dyn Selectable]) -> usize {
-    wait_ready(endpoints.len(), |i| endpoints[i].__select_word(), None)
+    wait_ready(endpoints.len(), |i| endpoints[i].__select_target(), None)
         .expect("a select without a deadline returns only when an endpoint is ready")
 }
 
@@ -189,7 +281,7 @@ pub fn selecti_timeout(endpoints: &[&dyn Selectable], timeout: Duration) -> Opti
     match Instant::now().checked_add(timeout) {
         Some(deadline) => wait_ready(
             endpoints.len(),
-            |i| endpoints[i].__select_word(),
+            |i| endpoints[i].__select_target(),
             Some(deadline),
         ),
         // A timeout too far away to represent is no timeout at all.
@@ -218,8 +310,8 @@ pub type Selected2<A, B> = Either<
 /// `Left((message, b))` or `Right((a, message))`. The message is an `Err` when that endpoint's
 /// peer is gone. When both are ready either may be chosen.
 pub fn select2<A: Recv, B: Recv>(a: A, b: B) -> Selected2<A, B> {
-    let words = [a.__state_word(), b.__state_word()];
-    let ready = wait_ready(2, |i| words[i], None);
+    let targets = [Recv::__select_target(&a), Recv::__select_target(&b)];
+    let ready = wait_ready(2, |i| targets[i], None);
     finish2(
         a,
         b,
@@ -237,8 +329,8 @@ pub fn select2_timeout<A: Recv, B: Recv>(
     let Some(deadline) = Instant::now().checked_add(timeout) else {
         return Ok(select2(a, b));
     };
-    let words = [a.__state_word(), b.__state_word()];
-    match wait_ready(2, |i| words[i], Some(deadline)) {
+    let targets = [Recv::__select_target(&a), Recv::__select_target(&b)];
+    match wait_ready(2, |i| targets[i], Some(deadline)) {
         Some(ready) => Ok(finish2(a, b, ready)),
         None => Err((a, b)),
     }
@@ -264,8 +356,12 @@ pub type Selected<E> = (usize, Result<<E as Recv>::Message, RecvError>, Vec<E>);
 /// # Panics
 /// If `endpoints` is empty: nothing could ever wake the wait.
 pub fn select<E: Recv>(endpoints: Vec<E>) -> Selected<E> {
-    let ready = wait_ready(endpoints.len(), |i| endpoints[i].__state_word(), None)
-        .expect("a select without a deadline returns only when an endpoint is ready");
+    let ready = wait_ready(
+        endpoints.len(),
+        |i| Recv::__select_target(&endpoints[i]),
+        None,
+    )
+    .expect("a select without a deadline returns only when an endpoint is ready");
     finish(endpoints, ready)
 }
 
@@ -280,7 +376,7 @@ pub fn select_timeout<E: Recv>(
     };
     match wait_ready(
         endpoints.len(),
-        |i| endpoints[i].__state_word(),
+        |i| Recv::__select_target(&endpoints[i]),
         Some(deadline),
     ) {
         Some(ready) => Ok(finish(endpoints, ready)),

@@ -355,3 +355,27 @@ fn shared_chan_two_senders_one_port() {
         sender.join().unwrap();
     });
 }
+
+#[test]
+fn select_over_a_port_set_races_its_chan_sending_and_hanging_up() {
+    loom::model(|| {
+        let set = PortSet::new();
+        let chan = set.chan();
+        let (quiet, _quiet_chan) = oneshot::<u8>();
+        let (done, done_chan) = oneshot::<()>();
+        // The chan sends, then hangs up: the set must be chosen for the message, not the hang-up.
+        let sender = thread::spawn(move || {
+            chan.send(5u8).unwrap();
+            drop(chan);
+            done_chan.send(()).unwrap();
+        });
+        assert_eq!(pipes_runtime::selecti(&[&quiet, &set]), 1);
+        assert_eq!(set.recv().unwrap(), 5);
+        // A sender's unpark can land after the wait it was for has ended; loom models an unpark
+        // that reaches a thread blocked in `join` as a lost notification, so wait on a oneshot
+        // (a park, which tolerates it) before joining.
+        done.recv().unwrap();
+        sender.join().unwrap();
+        assert!(set.recv().is_err());
+    });
+}

@@ -308,3 +308,86 @@ fn select_timeout_sees_a_message_sent_while_it_waits() {
         _ => panic!("the chan is gone"),
     }
 }
+
+// Select over port sets: a set is ready when a receive from it would not block.
+
+#[test]
+fn select2_over_a_port_set_and_a_oneshot_takes_the_one_with_a_message() {
+    let set = pipes_runtime::PortSet::new();
+    let chan = set.chan();
+    let (port, one) = pipes_runtime::oneshot::<&str>();
+    chan.send(7u32).unwrap();
+    match pipes_runtime::select2(&set, port) {
+        pipes_runtime::Either::Left((message, _port)) => assert_eq!(message.unwrap(), 7),
+        pipes_runtime::Either::Right(_) => panic!("only the set had a message"),
+    }
+    let (port, one2) = pipes_runtime::oneshot::<&str>();
+    drop(one);
+    one2.send("oneshot").unwrap();
+    match pipes_runtime::select2(&set, port) {
+        pipes_runtime::Either::Right((_set, message)) => assert_eq!(message.unwrap(), "oneshot"),
+        pipes_runtime::Either::Left(_) => panic!("the set was empty"),
+    }
+}
+
+#[test]
+fn selecti_blocks_until_a_chan_of_the_set_sends_from_another_thread() {
+    let set = pipes_runtime::PortSet::new();
+    let chans: Vec<_> = (0..3).map(|_| set.chan()).collect();
+    let (_quiet, _quiet_chan) = pipes_runtime::oneshot::<u8>();
+    let sender = std::thread::spawn(move || {
+        std::thread::sleep(common::SETTLE);
+        chans[2].send(42u64).unwrap();
+        chans
+    });
+    assert_eq!(pipes_runtime::selecti(&[&_quiet, &set]), 1);
+    assert_eq!(set.try_recv().unwrap(), 42);
+    drop(sender.join().unwrap());
+}
+
+#[test]
+fn a_hang_up_alone_does_not_make_a_set_ready_but_the_last_one_does() {
+    let set = pipes_runtime::PortSet::<u8>::new();
+    let (first, second) = (set.chan(), set.chan());
+    drop(first);
+    // One chan is gone and the other is quiet: a receive would block, so the set is not ready.
+    assert_eq!(
+        pipes_runtime::selecti_timeout(&[&set], std::time::Duration::from_millis(5)),
+        None
+    );
+    assert_eq!(set.len(), 1);
+    drop(second);
+    // No chan left: a receive fails at once, so the set is ready.
+    assert_eq!(pipes_runtime::selecti(&[&set]), 0);
+    assert!(set.recv().is_err());
+}
+
+#[test]
+fn the_same_set_twice_in_one_select() {
+    let set = pipes_runtime::PortSet::new();
+    let chan = set.chan();
+    let sender = std::thread::spawn(move || {
+        std::thread::sleep(common::SETTLE);
+        chan.send(1u8).unwrap();
+        chan
+    });
+    let ready = pipes_runtime::selecti(&[&set, &set]);
+    assert!(ready < 2);
+    assert_eq!(set.recv().unwrap(), 1);
+    drop(sender.join().unwrap());
+    assert!(set.recv().is_err());
+}
+
+#[test]
+fn select_over_a_port_set_never_misses_its_sender() {
+    for _ in 0..size(2_000, 20) {
+        let set = pipes_runtime::PortSet::new();
+        let chan = set.chan();
+        let (quiet, _quiet_chan) = pipes_runtime::oneshot::<u8>();
+        let sender = std::thread::spawn(move || chan.send(5u8).unwrap());
+        assert_eq!(pipes_runtime::selecti(&[&quiet, &set]), 1);
+        assert_eq!(set.recv().unwrap(), 5);
+        sender.join().unwrap();
+        assert!(set.recv().is_err());
+    }
+}
