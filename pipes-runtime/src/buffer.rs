@@ -27,7 +27,9 @@ use std::ptr::NonNull;
 use std::time::{Duration, Instant};
 
 use crate::error::{RecvError, RecvTimeoutError, TryRecvError};
-use crate::packet::{EMPTY, FULL, Packet, StateName, StateWord, TERMINATED, is_settled, wake};
+use crate::packet::{
+    EMPTY, FULL, Packet, Receiving, StateName, StateWord, TERMINATED, is_settled, wake,
+};
 use crate::sync::{AtomicUsize, Ordering, fence};
 
 /// The packet of one state in a session buffer.
@@ -256,18 +258,12 @@ impl<T, B: Slots> RecvSlot<T, B> {
     /// Blocks until the message arrives or the peer is gone. Returns the message and this
     /// side's share, to build the endpoint for the next state or to [`Session::finish`].
     pub fn recv(self, at: &StateName) -> Result<(T, Session<B>), RecvError> {
-        let word = self.packet().wait(None);
-        self.take(word).ok_or_else(|| at.closed())
+        self.receive(at)
     }
 
     /// Takes the message if it is already here; otherwise hands the endpoint back.
     pub fn try_recv(self, at: &StateName) -> Result<(T, Session<B>), TryRecvError<Self>> {
-        let word = self.packet().state().load(Ordering::Acquire);
-        if !is_settled(word) {
-            return Err(TryRecvError::Empty(self));
-        }
-        self.take(word)
-            .ok_or_else(|| TryRecvError::Disconnected(at.closed()))
+        self.try_receive(at)
     }
 
     /// Blocks for at most `timeout`; hands the endpoint back if nothing arrived in time.
@@ -276,10 +272,7 @@ impl<T, B: Slots> RecvSlot<T, B> {
         timeout: Duration,
         at: &StateName,
     ) -> Result<(T, Session<B>), RecvTimeoutError<Self>> {
-        match Instant::now().checked_add(timeout) {
-            Some(deadline) => self.recv_deadline(deadline, at),
-            None => self.recv(at).map_err(RecvTimeoutError::Disconnected),
-        }
+        self.receive_within(timeout, at)
     }
 
     /// Blocks until `deadline` at the latest; hands the endpoint back if nothing arrived.
@@ -288,16 +281,18 @@ impl<T, B: Slots> RecvSlot<T, B> {
         deadline: Instant,
         at: &StateName,
     ) -> Result<(T, Session<B>), RecvTimeoutError<Self>> {
-        let word = self.packet().wait(Some(deadline));
-        if !is_settled(word) {
-            return Err(RecvTimeoutError::Timeout(self));
-        }
-        self.take(word)
-            .ok_or_else(|| RecvTimeoutError::Disconnected(at.closed()))
+        self.receive_until(deadline, at)
+    }
+}
+
+impl<T, B: Slots> Receiving for RecvSlot<T, B> {
+    type Output = (T, Session<B>);
+
+    fn word(&self) -> &StateWord {
+        self.state_word()
     }
 
-    /// Consumes the endpoint once `word` (read with Acquire) is `FULL` or `TERMINATED`: takes
-    /// the message and resets the slot for its next use, or ends this side.
+    /// Takes the message and resets the slot for its next use, or ends this side.
     fn take(self, word: usize) -> Option<(T, Session<B>)> {
         let mut this = ManuallyDrop::new(self);
         // SAFETY: `this` is never used or dropped again, so the share is moved out once.

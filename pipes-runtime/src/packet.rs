@@ -83,6 +83,59 @@ impl fmt::Debug for StateWord {
 /// leave a waiter in it, and take the waiter back. A receive through the endpoint itself
 /// happens only after the waiter is gone (taken back, or swapped out by the sender).
 impl StateWord {
+    /// Waits until the sender has made its final transition or `deadline` passes, and returns
+    /// the state word, read with Acquire. On a timeout the word is `EMPTY` and no waiter is
+    /// left registered.
+    pub(crate) fn wait(&self, deadline: Option<Instant>) -> usize {
+        let state = &self.0;
+        let word = state.load(Ordering::Acquire);
+        if is_settled(word) {
+            return word;
+        }
+        if spin_until(deadline, || is_settled(state.load(Ordering::Relaxed))) {
+            return state.load(Ordering::Acquire);
+        }
+        let blocked = Waiter::into_word(Waiter::current());
+        // Release publishes the waiter to the sender that will swap it out; Acquire on failure
+        // makes the payload of a sender that got there first visible.
+        if let Err(word) =
+            state.compare_exchange(EMPTY, blocked, Ordering::AcqRel, Ordering::Acquire)
+        {
+            // SAFETY: the exchange failed, so the word was never stored: we still own it.
+            drop(unsafe { Waiter::from_word(blocked) });
+            return word;
+        }
+        loop {
+            // The word changes only when a sender swaps our waiter out (spurious unparks are
+            // possible, hence the loop).
+            let word = state.load(Ordering::Acquire);
+            if word != blocked {
+                return word;
+            }
+            match deadline {
+                None => thread::park(),
+                Some(deadline) => {
+                    if park_until(deadline) {
+                        continue;
+                    }
+                    match state.compare_exchange(
+                        blocked,
+                        EMPTY,
+                        Ordering::Relaxed,
+                        Ordering::Acquire,
+                    ) {
+                        Ok(_) => {
+                            // SAFETY: we took our own word back out of the state word.
+                            drop(unsafe { Waiter::from_word(blocked) });
+                            return EMPTY;
+                        }
+                        Err(word) => return word,
+                    }
+                }
+            }
+        }
+    }
+
     /// The word, read with Acquire, so a `FULL` one makes the payload visible.
     pub(crate) fn load(&self) -> usize {
         self.0.load(Ordering::Acquire)
@@ -236,60 +289,7 @@ impl<T> Packet<T> {
         word
     }
 
-    /// Waits until the sender has made its final transition or `deadline` passes, and returns
-    /// the state word, read with Acquire. On a timeout the word is `EMPTY` and no waiter is
-    /// left registered.
-    pub(crate) fn wait(&self, deadline: Option<Instant>) -> usize {
-        let state = self.state();
-        let word = state.load(Ordering::Acquire);
-        if is_settled(word) {
-            return word;
-        }
-        if spin_until(deadline, || is_settled(state.load(Ordering::Relaxed))) {
-            return state.load(Ordering::Acquire);
-        }
-        let blocked = Waiter::into_word(Waiter::current());
-        // Release publishes the waiter to the sender that will swap it out; Acquire on failure
-        // makes the payload of a sender that got there first visible.
-        if let Err(word) =
-            state.compare_exchange(EMPTY, blocked, Ordering::AcqRel, Ordering::Acquire)
-        {
-            // SAFETY: the exchange failed, so the word was never stored: we still own it.
-            drop(unsafe { Waiter::from_word(blocked) });
-            return word;
-        }
-        loop {
-            // The word changes only when a sender swaps our waiter out (spurious unparks are
-            // possible, hence the loop).
-            let word = state.load(Ordering::Acquire);
-            if word != blocked {
-                return word;
-            }
-            match deadline {
-                None => thread::park(),
-                Some(deadline) => {
-                    if park_until(deadline) {
-                        continue;
-                    }
-                    match state.compare_exchange(
-                        blocked,
-                        EMPTY,
-                        Ordering::Relaxed,
-                        Ordering::Acquire,
-                    ) {
-                        Ok(_) => {
-                            // SAFETY: we took our own word back out of the state word.
-                            drop(unsafe { Waiter::from_word(blocked) });
-                            return EMPTY;
-                        }
-                        Err(word) => return word,
-                    }
-                }
-            }
-        }
-    }
-
-    /// Moves the message out after [`Packet::wait`] (or a load) returned `FULL`.
+    /// Moves the message out after [`StateWord::wait`] (or a load) returned `FULL`.
     ///
     /// # Safety
     /// The caller is this packet's receiver and read `FULL` from the state word with Acquire.
@@ -309,6 +309,63 @@ impl<T> Packet<T> {
 pub(crate) unsafe fn wake(word: usize) {
     // SAFETY: the swap that returned `word` moved its reference to the caller.
     Waiter::wake(unsafe { Waiter::from_word(word) });
+}
+
+/// A receiving end of a packet, single-use ([`RecvPacket`]) or in a session buffer
+/// (`RecvSlot`): the ways to receive, written once over how each end takes a settled packet.
+pub(crate) trait Receiving: Sized {
+    /// What a receive yields.
+    type Output;
+
+    /// The state word of the packet this end receives from.
+    fn word(&self) -> &StateWord;
+
+    /// Consumes the end once the sender has made its final transition (`word` is `FULL` or
+    /// `TERMINATED`, read with Acquire): the message, or `None` if the sender hung up.
+    fn take(self, word: usize) -> Option<Self::Output>;
+
+    /// Blocks until the message arrives or the sender is dropped.
+    fn receive(self, at: &StateName) -> Result<Self::Output, RecvError> {
+        let word = self.word().wait(None);
+        self.take(word).ok_or_else(|| at.closed())
+    }
+
+    /// Takes the message if it is already here; otherwise hands the end back.
+    fn try_receive(self, at: &StateName) -> Result<Self::Output, TryRecvError<Self>> {
+        let word = self.word().0.load(Ordering::Acquire);
+        if !is_settled(word) {
+            return Err(TryRecvError::Empty(self));
+        }
+        self.take(word)
+            .ok_or_else(|| TryRecvError::Disconnected(at.closed()))
+    }
+
+    /// Blocks for at most `timeout`; hands the end back if nothing arrived in time.
+    fn receive_within(
+        self,
+        timeout: Duration,
+        at: &StateName,
+    ) -> Result<Self::Output, RecvTimeoutError<Self>> {
+        match Instant::now().checked_add(timeout) {
+            Some(deadline) => self.receive_until(deadline, at),
+            // A timeout too far away to represent is no timeout at all.
+            None => self.receive(at).map_err(RecvTimeoutError::Disconnected),
+        }
+    }
+
+    /// Blocks until `deadline` at the latest; hands the end back if nothing arrived.
+    fn receive_until(
+        self,
+        deadline: Instant,
+        at: &StateName,
+    ) -> Result<Self::Output, RecvTimeoutError<Self>> {
+        let word = self.word().wait(Some(deadline));
+        if !is_settled(word) {
+            return Err(RecvTimeoutError::Timeout(self));
+        }
+        self.take(word)
+            .ok_or_else(|| RecvTimeoutError::Disconnected(at.closed()))
+    }
 }
 
 /// Makes a fresh single-use packet and returns its two endpoints.
@@ -405,18 +462,12 @@ impl<T> RecvPacket<T> {
 
     /// Blocks until the message arrives or the sender is dropped.
     pub fn recv(self, at: &StateName) -> Result<T, RecvError> {
-        let word = self.packet().wait(None);
-        self.take(word).ok_or_else(|| at.closed())
+        self.receive(at)
     }
 
     /// Takes the message if it is already here; otherwise hands the endpoint back.
     pub fn try_recv(self, at: &StateName) -> Result<T, TryRecvError<Self>> {
-        let word = self.packet().state().load(Ordering::Acquire);
-        if !is_settled(word) {
-            return Err(TryRecvError::Empty(self));
-        }
-        self.take(word)
-            .ok_or_else(|| TryRecvError::Disconnected(at.closed()))
+        self.try_receive(at)
     }
 
     /// Blocks for at most `timeout`; hands the endpoint back if nothing arrived in time.
@@ -425,11 +476,7 @@ impl<T> RecvPacket<T> {
         timeout: Duration,
         at: &StateName,
     ) -> Result<T, RecvTimeoutError<Self>> {
-        match Instant::now().checked_add(timeout) {
-            Some(deadline) => self.recv_deadline(deadline, at),
-            // A timeout too far away to represent is no timeout at all.
-            None => self.recv(at).map_err(RecvTimeoutError::Disconnected),
-        }
+        self.receive_within(timeout, at)
     }
 
     /// Blocks until `deadline` at the latest; hands the endpoint back if nothing arrived.
@@ -438,16 +485,18 @@ impl<T> RecvPacket<T> {
         deadline: Instant,
         at: &StateName,
     ) -> Result<T, RecvTimeoutError<Self>> {
-        let word = self.packet().wait(Some(deadline));
-        if !is_settled(word) {
-            return Err(RecvTimeoutError::Timeout(self));
-        }
-        self.take(word)
-            .ok_or_else(|| RecvTimeoutError::Disconnected(at.closed()))
+        self.receive_until(deadline, at)
+    }
+}
+
+impl<T> Receiving for RecvPacket<T> {
+    type Output = T;
+
+    fn word(&self) -> &StateWord {
+        self.state_word()
     }
 
-    /// Consumes the endpoint once the sender has made its final transition (`word` is `FULL`
-    /// or `TERMINATED`, read with Acquire): moves the message out and frees the packet.
+    /// Moves the message out and frees the packet.
     fn take(self, word: usize) -> Option<T> {
         debug_assert!(is_settled(word));
         let ptr = self.packet;
