@@ -56,6 +56,11 @@ pub use stream::{Chan, Iter, Port, TryIter, stream};
 /// Declares protocols and generates their typed endpoints. See the `pipes` crate docs for the
 /// language and for what a protocol generates.
 ///
+/// Each protocol becomes a module that sees the items of the module `proto!` is invoked in
+/// (`use super::*`), which is where payload types are looked up. Inside a function body that is
+/// the function's enclosing module, not the function, so declare protocols whose payloads are
+/// local types at module level.
+///
 /// ```
 /// pipes_runtime::proto! {
 ///     pingpong {
