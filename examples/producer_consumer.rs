@@ -12,9 +12,10 @@
 //! (the `Close` message ends each of its sessions), and a consumer keeps taking items until
 //! every session it has is closed.
 //!
-//! Without a select (not in the runtime yet), a consumer takes from its producers
-//! round-robin, and a producer deals its items to the consumers round-robin, so every
-//! consumer gets items from every producer and the waits form no cycle.
+//! A consumer takes from its producers round-robin (written before `select!` existed; a
+//! select over the sessions would serve whichever producer is ready), and a producer deals its
+//! items to the consumers round-robin, so every consumer gets items from every producer and the
+//! waits form no cycle.
 //!
 //! Run: `cargo run --release --example producer_consumer [-- ITEMS...]` (default 500 5000;
 //! the paper's largest run is 50000, about 10 s per mode).
