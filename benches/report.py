@@ -31,7 +31,8 @@ BASELINES = {
 def parse(raw_dir):
     """Every RESULT line under raw_dir, as dicts with numbers converted."""
     records = []
-    for path in sorted(raw_dir.glob("*.txt")):
+    # Rust programs first, then Go's, so every chart and table lists them in that order.
+    for path in sorted(raw_dir.glob("*.txt"), key=lambda p: (p.name.startswith("go-"), p.name)):
         for line in path.read_text().splitlines():
             if not line.startswith("RESULT "):
                 continue
@@ -81,9 +82,13 @@ def ordered(records, key):
 
 
 PALETTE = [
-    "#1f77b4", "#d62728", "#2ca02c", "#ff7f0e", "#9467bd", "#8c564b",
-    "#e377c2", "#17becf", "#7f7f7f", "#bcbd22", "#000000", "#aec7e8",
+    "#1f77b4", "#d62728", "#2ca02c", "#ff7f0e", "#9467bd", "#8c564b", "#e377c2", "#17becf",
+    "#7f7f7f", "#bcbd22", "#000000", "#aec7e8", "#98df8a", "#ff9896", "#c5b0d5", "#c49c94",
 ]
+
+# One colour per implementation name across every chart (filled in by main), so a peer keeps
+# its colour from chart to chart.
+COLORS = {}
 
 
 def ticks(low, high, log):
@@ -163,20 +168,22 @@ def chart(path, title, x_label, y_label, series, x_log=True, y_log=True):
     out.append(f'<text transform="translate(18 {top + plot_h / 2}) rotate(-90)" '
                f'text-anchor="middle">{escape(y_label + scale_note(y_log))}</text>')
     for i, (name, pts) in enumerate(series.items()):
-        color = PALETTE[i % len(PALETTE)]
+        color = COLORS.get(name, PALETTE[i % len(PALETTE)])
         dash = ' stroke-dasharray="6 4"' if is_go(name) else ""
+        # pipes' own lines are drawn heavier: they are what the charts are about.
+        stroke = 3 if name.startswith("pipes") else 1.5
         pts = sorted(p for p in pts if p[1] > 0)
         if not pts:
             continue
         path_d = " ".join(f"{px(x):.1f},{py(y):.1f}" for x, y in pts)
         out.append(f'<polyline points="{path_d}" fill="none" stroke="{color}" '
-                   f'stroke-width="2"{dash}/>')
+                   f'stroke-width="{stroke}"{dash}/>')
         for x, y in pts:
             out.append(f'<circle cx="{px(x):.1f}" cy="{py(y):.1f}" r="3" fill="{color}"/>')
         ly = top + 10 + i * 20
         lx = left + plot_w + 16
         out.append(f'<line x1="{lx}" y1="{ly}" x2="{lx + 26}" y2="{ly}" stroke="{color}" '
-                   f'stroke-width="2"{dash}/>')
+                   f'stroke-width="{stroke}"{dash}/>')
         out.append(f'<text x="{lx + 32}" y="{ly + 4}">{escape(name)}</text>')
     out.append("</svg>")
     path.write_text("\n".join(out) + "\n")
@@ -322,6 +329,11 @@ def main():
     args = parser.parse_args()
     results_dir = args.results_dir
     records = parse(results_dir / "raw")
+    # Only charted implementations take a colour, so the palette does not wrap within a chart.
+    for record in records:
+        if record["bench"] == "pingpong" or record.get("table") == "shared-chan":
+            continue
+        COLORS.setdefault(record["impl"], PALETTE[len(COLORS) % len(PALETTE)])
     for old in results_dir.glob("*.svg"):
         old.unlink()
 
