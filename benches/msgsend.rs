@@ -13,7 +13,7 @@
 //! crossbeam-channel.
 
 mod common;
-use common::{cpu_time, median, numeric_args};
+use common::{cpu_time, median, numeric_args, result_line};
 
 use std::thread;
 use std::time::Instant;
@@ -194,7 +194,7 @@ fn main() {
         "|{:-<30}|{:->12}|{:->11}|{:->16}|{:->8}|",
         "", "", "", "", ""
     );
-    for (name, wall, cpu) in rows {
+    for &(name, wall, cpu) in &rows {
         println!(
             "| {name:<28} | {wall:>10.4} | {cpu:>9.4} | {:>14.0} | {:>5.2}x |",
             size as f64 / wall,
@@ -202,4 +202,16 @@ fn main() {
         );
     }
     println!("\n'speed' is {BASELINE}'s wall time divided by this one's (above 1 is faster).");
+    for (name, wall, cpu) in rows {
+        let line = result_line(&[
+            ("bench", &"msgsend"),
+            ("size", &size),
+            ("workers", &workers),
+            ("impl", &name),
+            ("wall_s", &wall),
+            ("cpu_s", &cpu),
+            ("per_s", &(size as f64 / wall)),
+        ]);
+        println!("{line}");
+    }
 }

@@ -10,7 +10,7 @@
 //! round trips and the whole run stays short; the table prints the median count done.
 
 mod common;
-use common::{cpu_time, median, numeric_args, out_of_time};
+use common::{cpu_time, median, numeric_args, out_of_time, result_line};
 
 use std::thread;
 use std::time::{Duration, Instant};
@@ -303,10 +303,22 @@ fn main() {
         "|{:-<30}|{:->13}|{:->14}|{:->13}|{:->8}|",
         "", "", "", "", ""
     );
-    for (name, n, wall, cpu) in rows {
+    for &(name, n, wall, cpu) in &rows {
         println!(
             "| {name:<28} | {n:>11} | {wall:>12.0} | {cpu:>11.0} | {:>5.2}x |",
             baseline / wall
         );
+    }
+    println!();
+    for (name, n, wall, cpu) in rows {
+        let line = result_line(&[
+            ("bench", &"pingpong"),
+            ("impl", &name),
+            ("round_trips", &n),
+            ("wall_ns", &wall),
+            ("cpu_ns", &cpu),
+            ("per_s", &(1e9 / wall)),
+        ]);
+        println!("{line}");
     }
 }

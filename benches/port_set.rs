@@ -14,7 +14,7 @@
 //! fewer messages and the whole run stays short; the table prints the median count done.
 
 mod common;
-use common::{cpu_time, median, numeric_args, out_of_time};
+use common::{cpu_time, median, numeric_args, out_of_time, result_line};
 
 use std::sync::Barrier;
 use std::thread;
@@ -293,6 +293,29 @@ fn crossbeam_shared(senders: usize, n: u64) -> Sample {
     })
 }
 
+/// The RESULT lines of one table row: the median sample of pipes and of crossbeam-channel at
+/// `x` (ports, or senders for the shared chan table), printed after the table so it stays whole.
+fn row_results(
+    table: &str,
+    x: usize,
+    names: [&str; 2],
+    medians: [(u64, f64, f64); 2],
+) -> [String; 2] {
+    [0, 1].map(|i| {
+        let (messages, wall, cpu) = medians[i];
+        result_line(&[
+            ("bench", &"port_set"),
+            ("table", &table),
+            ("x", &x),
+            ("impl", &names[i]),
+            ("messages", &messages),
+            ("wall_ns", &wall),
+            ("cpu_ns", &cpu),
+            ("per_s", &(1e9 / wall)),
+        ])
+    })
+}
+
 /// The medians of some samples: messages, wall ns/message, CPU ns/message.
 fn medians(samples: &[Sample]) -> (u64, f64, f64) {
     let median_of = |f: fn(&Sample) -> f64| median(samples.iter().map(f).collect());
@@ -342,6 +365,7 @@ fn round_trip_table(sizes: &[usize], round_trips: u64, repeats: usize) {
         "|{:->8}|{:->11}|{:->12}|{:->11}|{:->11}|{:->12}|{:->11}|{:->9}|",
         "", "", "", "", "", "", "", ""
     );
+    let mut results = Vec::new();
     for &ports in sizes {
         let mut set = Vec::new();
         let mut crossbeam = Vec::new();
@@ -356,6 +380,15 @@ fn round_trip_table(sizes: &[usize], round_trips: u64, repeats: usize) {
              {cb_wall:>10.0} | {cb_cpu:>9.0} | {:>6.2}x |",
             cb_wall / set_wall
         );
+        results.extend(row_results(
+            "round-trips",
+            ports,
+            ["pipes PortSet", "crossbeam-channel Select"],
+            [(set_n, set_wall, set_cpu), (cb_n, cb_wall, cb_cpu)],
+        ));
+    }
+    for line in results {
+        println!("{line}");
     }
 }
 
@@ -374,6 +407,7 @@ fn table(senders: usize, sizes: &[usize], messages: u64, repeats: usize) {
         "|{:->8}|{:->11}|{:->12}|{:->11}|{:->11}|{:->12}|{:->11}|{:->9}|",
         "", "", "", "", "", "", "", ""
     );
+    let mut results = Vec::new();
     for &ports in sizes {
         let mut set = Vec::new();
         let mut crossbeam = Vec::new();
@@ -388,6 +422,15 @@ fn table(senders: usize, sizes: &[usize], messages: u64, repeats: usize) {
              {cb_wall:>10.0} | {cb_cpu:>9.0} | {:>6.2}x |",
             cb_wall / set_wall
         );
+        results.extend(row_results(
+            &format!("senders-{senders}"),
+            ports,
+            ["pipes PortSet", "crossbeam-channel Select"],
+            [(set_n, set_wall, set_cpu), (cb_n, cb_wall, cb_cpu)],
+        ));
+    }
+    for line in results {
+        println!("{line}");
     }
 }
 
@@ -406,6 +449,7 @@ fn shared_chan_table(senders: &[usize], messages: u64, repeats: usize) {
         "|{:->8}|{:->11}|{:->12}|{:->11}|{:->11}|{:->12}|{:->11}|{:->9}|",
         "", "", "", "", "", "", "", ""
     );
+    let mut results = Vec::new();
     for &count in senders {
         let mut shared = Vec::new();
         let mut crossbeam = Vec::new();
@@ -420,5 +464,14 @@ fn shared_chan_table(senders: &[usize], messages: u64, repeats: usize) {
              {cb_cpu:>9.0} | {:>6.2}x |",
             cb_wall / wall
         );
+        results.extend(row_results(
+            "shared-chan",
+            count,
+            ["pipes SharedChan", "crossbeam-channel unbounded"],
+            [(n, wall, cpu), (cb_n, cb_wall, cb_cpu)],
+        ));
+    }
+    for line in results {
+        println!("{line}");
     }
 }

@@ -12,7 +12,7 @@
 //! `REPEATS` runs, CPU time beside wall time, and the ratio to crossbeam-channel.
 
 mod common;
-use common::{cpu_time, median, numeric_args};
+use common::{cpu_time, median, numeric_args, result_line};
 
 use std::thread;
 use std::time::Instant;
@@ -152,12 +152,13 @@ fn main() {
     let repeats = numbers.get(2).copied().unwrap_or(3).max(1) as usize;
     let messages = tasks as u64 * laps;
 
-    for (mode, title) in [
+    for (mode, title, mode_name) in [
         (
             Mode::Throughput,
             "throughput (a message per link in flight)",
+            "throughput",
         ),
-        (Mode::Token, "token (one message circulates)"),
+        (Mode::Token, "token (one message circulates)", "token"),
     ] {
         let mut rows = Vec::new();
         for implementation in IMPLEMENTATIONS {
@@ -187,13 +188,27 @@ fn main() {
             "|{:-<22}|{:->12}|{:->11}|{:->14}|{:->12}|{:->8}|",
             "", "", "", "", "", ""
         );
-        for (name, wall, cpu) in rows {
+        for &(name, wall, cpu) in &rows {
             println!(
                 "| {name:<20} | {wall:>10.4} | {cpu:>9.4} | {:>12.0} | {:>10.3} | {:>5.2}x |",
                 messages as f64 / wall,
                 wall * 1e6 / messages as f64,
                 baseline / wall
             );
+        }
+        for (name, wall, cpu) in rows {
+            let line = result_line(&[
+                ("bench", &"ring"),
+                ("mode", &mode_name),
+                ("tasks", &tasks),
+                ("laps", &laps),
+                ("impl", &name),
+                ("wall_s", &wall),
+                ("cpu_s", &cpu),
+                ("per_s", &(messages as f64 / wall)),
+                ("us_per_msg", &(wall * 1e6 / messages as f64)),
+            ]);
+            println!("{line}");
         }
     }
     println!(

@@ -35,3 +35,18 @@ pub fn numeric_args() -> Vec<u64> {
 pub fn out_of_time(i: u64, limit: Instant) -> bool {
     i.is_multiple_of(1024) && Instant::now() >= limit
 }
+
+/// One machine-readable line, `RESULT key=value ...`, which benches/report.py parses (the Go
+/// programs in benches/go print the same); a value holding a space is quoted.
+pub fn result_line(fields: &[(&str, &dyn std::fmt::Display)]) -> String {
+    let mut line = String::from("RESULT");
+    for (key, value) in fields {
+        let value = value.to_string();
+        if value.contains(' ') {
+            line += &format!(" {key}={value:?}");
+        } else {
+            line += &format!(" {key}={value}");
+        }
+    }
+    line
+}

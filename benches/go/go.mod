@@ -1,0 +1,3 @@
+module pipes-bench-go
+
+go 1.22
