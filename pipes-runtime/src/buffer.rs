@@ -27,6 +27,7 @@ use std::ptr::NonNull;
 use std::time::{Duration, Instant};
 
 use crate::error::{RecvError, RecvTimeoutError, TryRecvError};
+use crate::future::RecvFuture;
 use crate::packet::{
     EMPTY, FULL, Packet, Receiving, StateName, StateWord, TERMINATED, is_settled, wake,
 };
@@ -282,6 +283,12 @@ impl<T, B: Slots> RecvSlot<T, B> {
         at: &StateName,
     ) -> Result<(T, Session<B>), RecvTimeoutError<Self>> {
         self.receive_until(deadline, at)
+    }
+
+    /// A future that receives the message on any executor, resolving as `recv` returns.
+    /// Dropping it before it resolves drops this endpoint, so the peer sees the session closed.
+    pub fn recv_async(self, at: &StateName) -> RecvFuture<Self> {
+        self.receive_async(at)
     }
 }
 

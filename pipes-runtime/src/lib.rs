@@ -9,7 +9,7 @@
 //!   and whoever makes the second frees the packet. The state words are documented there.
 //! - A receiver that finds nothing spins for a bounded, per-thread adaptive *time*
 //!   (`spin.rs`), then leaves its waiter (`waiter.rs`) in the state word and parks. The waiter
-//!   is a thread handle today and is shaped to take an async `Waker` later.
+//!   is a thread handle or an async task's `Waker`.
 //! - Bounded protocols (`buffer.rs`) get one session buffer with a packet per state, reused
 //!   every time round; the two sides each hold one share of it, handed from endpoint to
 //!   endpoint, so no reference count moves per message.
@@ -26,12 +26,16 @@
 //!   ready list or watched by a waiter (`waiter.rs`) that, when a sender swaps it out, is
 //!   pushed on the set's shared ready list: one atomic word, lock-free, holding an intrusive
 //!   stack of woken waiters or the marks "the set sleeps" and "the set is gone".
+//! - Async receives (`future.rs`): a `RecvFuture` leaves a task's `Waker` in the state word
+//!   where a thread would leave its handle, so sends stay one swap and a protocol can have a
+//!   thread on one side and a task on the other. No executor dependency.
 //! - Shared chans (`shared.rs`) are a `Chan` behind a parking_lot mutex, as in 2012.
 
 mod alloc;
 mod buffer;
 mod endpoint;
 mod error;
+mod future;
 mod oneshot;
 mod packet;
 mod port_set;
@@ -51,7 +55,7 @@ pub use select::{
     selecti, selecti_timeout,
 };
 pub use shared::SharedChan;
-pub use stream::{Chan, Iter, Port, TryIter, stream};
+pub use stream::{Chan, Iter, Port, PortRecv, TryIter, stream};
 
 /// Declares protocols and generates their typed endpoints. See the `pipes` crate docs for the
 /// language and for what a protocol generates.
@@ -132,8 +136,10 @@ pub mod __private {
     pub use crate::buffer::{RecvSlot, SendSlot, Session, Slot, Slots, session};
     pub use crate::endpoint::Recv;
     pub use crate::error::{RecvError, RecvTimeoutError, SendError, TryRecvError};
-    pub use crate::packet::{RecvPacket, SendPacket, StateName, StateWord, entangle};
+    pub use crate::future::RecvFuture;
+    pub use crate::packet::{Receiving, RecvPacket, SendPacket, StateName, StateWord, entangle};
     pub use core::fmt;
+    pub use core::future::Future;
     pub use core::marker::PhantomData;
     pub use core::result::Result::{self, Err, Ok};
     pub use core::time::Duration;

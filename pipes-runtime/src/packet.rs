@@ -38,6 +38,7 @@ use std::time::{Duration, Instant};
 
 use crate::alloc::{alloc_packet, free_packet};
 use crate::error::{RecvError, RecvTimeoutError, TryRecvError};
+use crate::future::RecvFuture;
 use crate::spin::spin_until;
 use crate::sync::{Arc, AtomicUsize, Ordering, UnsafeCell, park_until, thread};
 use crate::waiter::Waiter;
@@ -313,7 +314,8 @@ pub(crate) unsafe fn wake(word: usize) {
 
 /// A receiving end of a packet, single-use ([`RecvPacket`]) or in a session buffer
 /// (`RecvSlot`): the ways to receive, written once over how each end takes a settled packet.
-pub(crate) trait Receiving: Sized {
+/// Public only so [`RecvFuture`] can name it; not a public API.
+pub trait Receiving: Sized {
     /// What a receive yields.
     type Output;
 
@@ -338,6 +340,12 @@ pub(crate) trait Receiving: Sized {
         }
         self.take(word)
             .ok_or_else(|| TryRecvError::Disconnected(at.closed()))
+    }
+
+    /// A future that receives the message on any executor; dropping it drops the end (see
+    /// [`RecvFuture`]).
+    fn receive_async(self, at: &StateName) -> RecvFuture<Self> {
+        RecvFuture::new(self, *at)
     }
 
     /// Blocks for at most `timeout`; hands the end back if nothing arrived in time.
@@ -486,6 +494,12 @@ impl<T> RecvPacket<T> {
         at: &StateName,
     ) -> Result<T, RecvTimeoutError<Self>> {
         self.receive_until(deadline, at)
+    }
+
+    /// A future that receives the message on any executor. Dropping it before it resolves
+    /// drops this endpoint, so the sender sees the pipe closed.
+    pub fn recv_async(self, at: &StateName) -> RecvFuture<Self> {
+        self.receive_async(at)
     }
 }
 

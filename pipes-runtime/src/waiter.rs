@@ -3,12 +3,14 @@
 //! A waiter travels as an `Arc<Waiter>` turned into a raw pointer and stored in the state word
 //! itself (see `packet`). Whoever swaps the pointer out of the word owns that reference, so a
 //! sender can wake the receiver without touching the packet again, and the receiver is free to
-//! release the packet the moment it sees the message. Today a waiter is a parked thread; an
-//! async task's `Waker` becomes another variant of [`Waiter`] without changing the protocol.
+//! release the packet the moment it sees the message. A waiter is a parked thread or an async
+//! task's `Waker` ([`Waiter::Task`]); the state machine does not tell them apart.
 //!
 //! A select leaves the same thread waiter in several words at once, one reference per word. A
 //! port set leaves a [`Waiter::Ready`] in each port it waits on: waking it queues that port on
 //! the set's ready list, so the set learns *which* port is ready without scanning them all.
+
+use std::task::Waker;
 
 use crate::port_set::ReadyList;
 use crate::sync::{Arc, AtomicUsize, thread};
@@ -18,6 +20,9 @@ use crate::sync::{Arc, AtomicUsize, thread};
 pub(crate) enum Waiter {
     /// A thread blocked in `recv`, `recv_timeout` or a select.
     Thread(thread::Thread),
+    /// An async task polling a receive future (`future.rs`): waking it wakes the task, which
+    /// polls again and finds the packet settled.
+    Task(Waker),
     /// A port of a port set: waking it pushes this waiter (naming `port`) on the set's ready
     /// list and unparks the set's thread if it sleeps.
     Ready {
@@ -54,6 +59,7 @@ impl Waiter {
     pub(crate) fn wake(this: Arc<Waiter>) {
         match &*this {
             Waiter::Thread(thread) => thread.unpark(),
+            Waiter::Task(waker) => waker.wake_by_ref(),
             Waiter::Ready { .. } => ReadyList::push(this),
         }
     }
