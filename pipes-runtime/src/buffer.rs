@@ -201,8 +201,9 @@ impl<T, B: Slots> SendSlot<T, B> {
         let (session, slot) = self.into_parts();
         // SAFETY: the share keeps the slot alive.
         let packet = &unsafe { slot.as_ref() }.packet;
-        // SAFETY: we are the slot's sender for this use, and this is our final transition.
-        match unsafe { packet.send(message) } {
+        // SAFETY: we are the slot's sender for this use, and this is our final transition; the
+        // share keeps the packet alive.
+        match unsafe { Packet::send(NonNull::from(packet), message) } {
             Ok(()) => Ok(session),
             Err(message) => {
                 // The failed send left `FULL` over an empty slot; the peer is gone, so put back
@@ -223,8 +224,9 @@ impl<T, B: Slots> SendSlot<T, B> {
 
 impl<T, B: Slots> Drop for SendSlot<T, B> {
     fn drop(&mut self) {
-        // SAFETY: the share keeps the slot alive.
-        unsafe { self.slot.as_ref() }.packet.close_sender();
+        // SAFETY: the share keeps the slot alive, and we are its sender for this use, not yet
+        // done with it.
+        unsafe { Packet::close_sender(NonNull::from(&self.slot.as_ref().packet)) };
         // SAFETY: dropped once, here.
         unsafe { ManuallyDrop::drop(&mut self.session) };
     }
@@ -319,7 +321,9 @@ impl<T, B: Slots> Receiving for RecvSlot<T, B> {
 
 impl<T, B: Slots> Drop for RecvSlot<T, B> {
     fn drop(&mut self) {
-        self.packet().close_receiver();
+        // SAFETY: the share keeps the slot alive, and we are its receiver for this use, not yet
+        // done with it.
+        unsafe { Packet::close_receiver(NonNull::from(self.packet())) };
         // SAFETY: dropped once, here.
         unsafe { ManuallyDrop::drop(&mut self.session) };
     }
