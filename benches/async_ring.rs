@@ -4,13 +4,14 @@
 //! latency, the case where OS threads pay a kernel wake per hop.
 //!
 //! pipes uses `proto! ring { num: send { num(u64) -> num } }` with `recv_async` (sends stay
-//! synchronous); the peer is `tokio::sync::mpsc::unbounded_channel`, whose send also never
-//! waits. Both run on tokio's current-thread and multi-thread runtimes (tokio is a
+//! synchronous); the peers are `tokio::sync::mpsc::unbounded_channel` and flume's unbounded
+//! channel with its async API, whose sends also never wait. Both run on tokio's current-thread and multi-thread runtimes (tokio is a
 //! dev-dependency only: it is the field's standard executor, and the runtime depends on none).
 //!
-//! Run: `cargo bench --bench async_ring [-- HOPS REPEATS]` (defaults 100000 3). Rings of 100
-//! and 503 tasks, `HOPS / TASKS` laps each. Prints µs per hop (median of `REPEATS` runs,
-//! spawning the ring included), CPU time per hop beside it, and mpsc's time over pipes'.
+//! Run: `cargo bench --bench async_ring [-- HOPS REPEATS]` (defaults 100000 3). Rings of 100,
+//! 503 and 10,000 tasks, `HOPS / TASKS` laps each (at least one). Prints µs per hop (median of
+//! `REPEATS` runs, spawning the ring included), CPU time per hop beside it, and mpsc's time over
+//! pipes'.
 
 mod common;
 use common::{cpu_time, median, numeric_args};
@@ -116,6 +117,43 @@ fn mpsc_ring(tasks: usize, laps: u64) -> RingFuture {
     })
 }
 
+fn flume_ring(tasks: usize, laps: u64) -> RingFuture {
+    Box::pin(async move {
+        let (senders, receivers): (Vec<_>, Vec<_>) =
+            (0..tasks).map(|_| flume::unbounded::<u64>()).unzip();
+        let mut receivers: Vec<_> = receivers.into_iter().map(Some).collect();
+        receivers.rotate_right(1);
+        let handles: Vec<_> = senders
+            .into_iter()
+            .zip(receivers)
+            .enumerate()
+            .map(|(i, (right, left))| {
+                let left = left.unwrap();
+                tokio::spawn(async move {
+                    let mut last = 0;
+                    for lap in 0..laps {
+                        if i == 0 && lap == 0 {
+                            right.send(0).unwrap();
+                        }
+                        let n = left.recv_async().await.unwrap();
+                        last = n;
+                        if passes_on(i, lap, laps) {
+                            right.send(n + 1).unwrap();
+                        }
+                    }
+                    last
+                })
+            })
+            .collect();
+        let mut first = None;
+        for handle in handles {
+            let last = handle.await.unwrap();
+            first.get_or_insert(last);
+        }
+        first.unwrap()
+    })
+}
+
 /// Median wall and CPU µs per hop of `repeats` runs of `ring` on a fresh runtime each.
 fn measure(runtime: MakeRuntime, ring: Ring, tasks: usize, laps: u64, repeats: u64) -> (f64, f64) {
     let hops = (tasks as u64 * laps) as f64;
@@ -152,16 +190,17 @@ fn main() {
         ("multi-thread", multi_thread),
     ];
     println!("async token ring, {hops} hops, median of {repeats}: µs per hop (CPU µs per hop)");
-    println!("| tasks | runtime | pipes | tokio mpsc | mpsc / pipes |");
-    println!("|---:|---|---:|---:|---:|");
-    for tasks in [100usize, 503] {
+    println!("| tasks | runtime | pipes | tokio mpsc | flume | mpsc / pipes |");
+    println!("|---:|---|---:|---:|---:|---:|");
+    for tasks in [100usize, 503, 10_000] {
         let laps = (hops / tasks as u64).max(1);
         for (name, runtime) in runtimes {
             let (pipes, pipes_cpu) = measure(runtime, pipes_ring, tasks, laps, repeats);
             let (mpsc, mpsc_cpu) = measure(runtime, mpsc_ring, tasks, laps, repeats);
+            let (flume, flume_cpu) = measure(runtime, flume_ring, tasks, laps, repeats);
             println!(
                 "| {tasks} | {name} | {pipes:.3} ({pipes_cpu:.3}) | {mpsc:.3} ({mpsc_cpu:.3}) | \
-                 {:.2}x |",
+                 {flume:.3} ({flume_cpu:.3}) | {:.2}x |",
                 mpsc / pipes
             );
         }
