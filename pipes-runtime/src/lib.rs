@@ -28,7 +28,8 @@
 //!   stack of woken waiters or the marks "the set sleeps" and "the set is gone".
 //! - Async receives (`future.rs`): a `RecvFuture` leaves a task's `Waker` in the state word
 //!   where a thread would leave its handle, so sends stay one swap and a protocol can have a
-//!   thread on one side and a task on the other. No executor dependency.
+//!   thread on one side and a task on the other. No executor dependency. A port set's
+//!   `recv_async` leaves the task's waker as the set's sleeper instead of parking.
 //! - Shared chans (`shared.rs`) are a `Chan` behind a parking_lot mutex, as in 2012.
 
 mod alloc;
@@ -49,7 +50,7 @@ mod waiter;
 pub use endpoint::Recv;
 pub use error::{RecvError, RecvTimeoutError, SendError, TryRecvError};
 pub use oneshot::{ChanOne, PortOne, oneshot};
-pub use port_set::{PortSet, PortSetIter};
+pub use port_set::{PortSet, PortSetIter, PortSetRecv};
 pub use select::{
     Either, Selectable, Selected, Selected2, select, select_timeout, select2, select2_timeout,
     selecti, selecti_timeout,

@@ -13,7 +13,7 @@ use std::task::{Context, Poll, Wake, Waker};
 use std::thread::{self, Thread};
 
 use common::DropCounter;
-use pipes_runtime::{oneshot, stream};
+use pipes_runtime::{PortSet, oneshot, stream};
 
 pipes_runtime::proto! {
     pub pingpong {
@@ -327,4 +327,68 @@ fn futures_are_send_so_a_task_can_move_between_threads() {
     assert_send(&server.recv_async());
     let (port, _chan) = numbers::init();
     assert_send(&port.recv_async());
+}
+
+#[test]
+fn a_port_set_received_from_a_task_while_threads_send() {
+    let set = PortSet::new();
+    let senders: Vec<_> = (0..4u64)
+        .map(|i| {
+            let chan = set.chan();
+            thread::spawn(move || {
+                for n in 0..100 {
+                    chan.send(i * 1000 + n).unwrap();
+                }
+            })
+        })
+        .collect();
+    let mut received = block_on(async {
+        let mut received = Vec::new();
+        while let Ok(n) = set.recv_async().await {
+            received.push(n);
+        }
+        received
+    });
+    for sender in senders {
+        sender.join().unwrap();
+    }
+    received.sort();
+    let expected: Vec<u64> = (0..4)
+        .flat_map(|i| (0..100).map(move |n| i * 1000 + n))
+        .collect();
+    assert_eq!(received, expected);
+}
+
+#[test]
+fn a_port_set_future_is_woken_by_a_send_and_moves_to_a_new_waker() {
+    let set = PortSet::new();
+    let chan = set.chan();
+    let (first, first_waker) = counting();
+    let (second, second_waker) = counting();
+    let mut future = set.recv_async();
+    assert!(poll_once(&mut future, &first_waker).is_pending());
+    assert!(poll_once(&mut future, &second_waker).is_pending());
+    chan.send(6u32).unwrap();
+    assert_eq!((wakes(&first), wakes(&second)), (0, 1));
+    assert!(matches!(
+        poll_once(&mut future, &second_waker),
+        Poll::Ready(Ok(6))
+    ));
+}
+
+#[test]
+fn a_port_set_future_dropped_mid_wait_loses_nothing() {
+    let counter = DropCounter::default();
+    let set = PortSet::new();
+    let chan = set.chan();
+    let (count, waker) = counting();
+    let mut future = set.recv_async();
+    assert!(poll_once(&mut future, &waker).is_pending());
+    drop(future);
+    chan.send(counter.make(2)).unwrap();
+    assert_eq!(wakes(&count), 0, "a dropped future's waker is let go");
+    assert_eq!(set.recv().unwrap().value, 2);
+    drop(chan);
+    assert!(set.recv().is_err());
+    assert_eq!(counter.drops(), 1);
 }

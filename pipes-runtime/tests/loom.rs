@@ -512,3 +512,18 @@ fn stream_async_recv_dropped_mid_wait_keeps_the_port_while_the_chan_sends() {
         sender.join().unwrap();
     });
 }
+
+#[test]
+fn port_set_async_recv_sleeps_racing_a_send_and_the_hang_up() {
+    loom::model(|| {
+        let set = PortSet::new();
+        let chan = set.chan();
+        let sender = thread::spawn(move || {
+            chan.send(4u8).unwrap();
+            drop(chan);
+        });
+        assert_eq!(block_on(set.recv_async()).unwrap(), 4);
+        assert!(block_on(set.recv_async()).is_err());
+        sender.join().unwrap();
+    });
+}
