@@ -29,7 +29,9 @@
 //! - Async receives (`future.rs`): a `RecvFuture` leaves a task's `Waker` in the state word
 //!   where a thread would leave its handle, so sends stay one swap and a protocol can have a
 //!   thread on one side and a task on the other. No executor dependency. A port set's
-//!   `recv_async` leaves the task's waker as the set's sleeper instead of parking.
+//!   `recv_async` leaves the task's waker as the set's sleeper instead of parking; the async
+//!   selects (`select2_async`, `selecti_async`) leave one task waiter where a thread's select
+//!   leaves its thread waiter, and return `Pending` where it would park.
 //! - Shared chans (`shared.rs`) are a `Chan` behind a parking_lot mutex, as in 2012.
 
 mod alloc;
@@ -52,8 +54,8 @@ pub use error::{RecvError, RecvTimeoutError, SendError, TryRecvError};
 pub use oneshot::{ChanOne, PortOne, oneshot};
 pub use port_set::{PortSet, PortSetIter, PortSetRecv};
 pub use select::{
-    Either, Selectable, Selected, Selected2, select, select_timeout, select2, select2_timeout,
-    selecti, selecti_timeout,
+    Either, Select2Future, Selectable, Selected, Selected2, SelectiFuture, select, select_timeout,
+    select2, select2_async, select2_timeout, selecti, selecti_async, selecti_timeout,
 };
 pub use shared::SharedChan;
 pub use stream::{Chan, Iter, Port, PortRecv, TryIter, stream};

@@ -148,10 +148,15 @@ impl ReadyList {
         }
     }
 
-    /// Arms the list for a select on the set's thread: the next push unparks it. Fails when
+    /// Arms the list for a select waiting as `waiter` (a thread, or an async select's task): the
+    /// next push wakes it. Fails when
     /// ports are already queued (drain them first) or the list is armed already.
-    pub(crate) fn arm(&self) -> Result<(), Armed> {
-        *self.sleeper.lock() = Some(Sleeper::Thread(thread::current()));
+    pub(crate) fn arm(&self, waiter: &Waiter) -> Result<(), Armed> {
+        *self.sleeper.lock() = Some(match waiter {
+            Waiter::Thread(thread) => Sleeper::Thread(thread.clone()),
+            Waiter::Task(waker) => Sleeper::Task(waker.clone()),
+            Waiter::Ready { .. } => unreachable!("a port set's waiter does not select"),
+        });
         match self
             .head
             .compare_exchange(IDLE, SLEEPING, Ordering::AcqRel, Ordering::Acquire)

@@ -13,7 +13,7 @@ use std::task::{Context, Poll, Wake, Waker};
 use std::thread::{self, Thread};
 
 use common::DropCounter;
-use pipes_runtime::{PortSet, oneshot, stream};
+use pipes_runtime::{Either, PortSet, Selectable, oneshot, select2_async, selecti_async, stream};
 
 pipes_runtime::proto! {
     pub pingpong {
@@ -391,4 +391,90 @@ fn a_port_set_future_dropped_mid_wait_loses_nothing() {
     drop(chan);
     assert!(set.recv().is_err());
     assert_eq!(counter.drops(), 1);
+}
+
+#[test]
+fn select2_async_with_one_side_ready_resolves_on_the_first_poll() {
+    let (a, _a_chan) = oneshot::<u32>();
+    let (b, b_chan) = oneshot::<&str>();
+    b_chan.send("b").unwrap();
+    let (count, waker) = counting();
+    let mut future = select2_async(a, b);
+    let Poll::Ready(Either::Right((_a, message))) = poll_once(&mut future, &waker) else {
+        panic!("b was ready");
+    };
+    assert_eq!(message.unwrap(), "b");
+    assert_eq!(wakes(&count), 0);
+}
+
+#[test]
+fn select2_async_is_woken_by_the_first_send_and_moves_to_a_new_waker() {
+    let (a, a_chan) = oneshot::<u32>();
+    let (b, _b_chan) = oneshot::<u32>();
+    let (first, first_waker) = counting();
+    let (second, second_waker) = counting();
+    let mut future = select2_async(a, b);
+    assert!(poll_once(&mut future, &first_waker).is_pending());
+    assert!(poll_once(&mut future, &second_waker).is_pending());
+    a_chan.send(1).unwrap();
+    assert_eq!((wakes(&first), wakes(&second)), (0, 1));
+    let Poll::Ready(Either::Left((message, _b))) = poll_once(&mut future, &second_waker) else {
+        panic!("a was sent on");
+    };
+    assert_eq!(message.unwrap(), 1);
+}
+
+#[test]
+fn select2_async_dropped_mid_wait_drops_both_endpoints() {
+    let (a, a_chan) = oneshot::<u32>();
+    let (b, b_chan) = oneshot::<u32>();
+    let (count, waker) = counting();
+    let mut future = select2_async(a, b);
+    assert!(poll_once(&mut future, &waker).is_pending());
+    drop(future);
+    assert_eq!(a_chan.send(1).unwrap_err().0, 1);
+    assert_eq!(b_chan.send(2).unwrap_err().0, 2);
+    assert_eq!(wakes(&count), 0);
+}
+
+#[test]
+fn select2_async_between_a_task_and_a_sending_thread() {
+    let (a, _a_chan) = oneshot::<u32>();
+    let (b, b_chan) = oneshot::<u32>();
+    let sender = thread::spawn(move || b_chan.send(9).unwrap());
+    let selected = block_on(select2_async(a, b));
+    sender.join().unwrap();
+    let Either::Right((_a, message)) = selected else {
+        panic!("only b was sent on");
+    };
+    assert_eq!(message.unwrap(), 9);
+}
+
+#[test]
+fn selecti_async_over_a_oneshot_and_a_port_set() {
+    let (quiet, _quiet_chan) = oneshot::<u32>();
+    let set = PortSet::new();
+    let chan = set.chan();
+    let sender = thread::spawn(move || chan.send(5u32).unwrap());
+    let endpoints: [&dyn Selectable; 2] = [&quiet, &set];
+    assert_eq!(block_on(selecti_async(&endpoints)), 1);
+    sender.join().unwrap();
+    assert_eq!(set.recv().unwrap(), 5);
+}
+
+#[test]
+fn selecti_async_dropped_mid_wait_loses_nothing() {
+    let (port, chan) = stream::<u32>();
+    let set = PortSet::new();
+    let set_chan = set.chan();
+    let (count, waker) = counting();
+    let endpoints: [&dyn Selectable; 2] = [&port, &set];
+    let mut future = selecti_async(&endpoints);
+    assert!(poll_once(&mut future, &waker).is_pending());
+    drop(future);
+    chan.send(1).unwrap();
+    set_chan.send(2).unwrap();
+    assert_eq!(wakes(&count), 0);
+    assert_eq!(port.recv().unwrap(), 1);
+    assert_eq!(set.recv().unwrap(), 2);
 }

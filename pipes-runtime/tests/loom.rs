@@ -527,3 +527,24 @@ fn port_set_async_recv_sleeps_racing_a_send_and_the_hang_up() {
         sender.join().unwrap();
     });
 }
+
+#[test]
+fn select2_async_registers_racing_a_send_and_a_hang_up() {
+    loom::model(|| {
+        let (a, a_chan) = oneshot::<u8>();
+        let (b, b_chan) = oneshot::<u8>();
+        let sender = thread::spawn(move || {
+            drop(a_chan);
+            b_chan.send(2).unwrap();
+        });
+        // Either may be chosen: a hung up, b holds a message, whichever the select saw first.
+        match block_on(pipes_runtime::select2_async(a, b)) {
+            Either::Left((closed, b)) => {
+                assert!(closed.is_err());
+                assert_eq!(block_on(b.recv_async()).unwrap(), 2);
+            }
+            Either::Right((_a, message)) => assert_eq!(message.unwrap(), 2),
+        }
+        sender.join().unwrap();
+    });
+}
