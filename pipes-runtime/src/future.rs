@@ -48,7 +48,9 @@ impl Registration {
         let found = word.load();
         if is_settled(found) {
             // Any registration was swapped out by the sender, who owns and wakes it; ours goes.
-            self.waiter = None;
+            if let Some(waiter) = self.waiter.take() {
+                Waiter::recycle(waiter);
+            }
             return Poll::Ready(found);
         }
         if let Some(waiter) = &self.waiter {
@@ -63,7 +65,7 @@ impl Registration {
                 return Poll::Ready(found);
             }
         }
-        let waiter = Arc::new(Waiter::Task(cx.waker().clone()));
+        let waiter = Waiter::task(cx.waker());
         match word.register(&waiter) {
             // The exchange from `EMPTY` is the re-check: a sender that comes after it finds the
             // waiter and wakes us.
@@ -73,6 +75,7 @@ impl Registration {
             }
             Err(found) => {
                 debug_assert!(is_settled(found), "one receiver registers at a time");
+                Waiter::recycle(waiter);
                 Poll::Ready(found)
             }
         }
@@ -82,12 +85,14 @@ impl Registration {
     /// is as before we registered); otherwise the sender swapped it out and owns that
     /// reference, and the word it left (`FULL` or `TERMINATED`, read with Acquire) is returned.
     pub(crate) fn cancel(&mut self, word: &StateWord) -> Result<(), usize> {
-        match self.waiter.take() {
-            // Either way our own reference goes with `waiter`: the word's one is taken back, or
-            // it is the sender's.
-            Some(waiter) => word.unregister(&waiter),
-            None => Ok(()),
-        }
+        let Some(waiter) = self.waiter.take() else {
+            return Ok(());
+        };
+        let result = word.unregister(&waiter);
+        // Either way our own reference goes: the word's one is taken back, or it is the
+        // sender's.
+        Waiter::recycle(waiter);
+        result
     }
 }
 

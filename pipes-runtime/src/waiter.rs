@@ -52,6 +52,37 @@ impl Waiter {
         }
     }
 
+    /// A task waiter holding `waker`. Outside loom it reuses a waiter this thread let go of
+    /// (see [`Waiter::recycle`]), so an async wait usually allocates nothing.
+    pub(crate) fn task(waker: &Waker) -> Arc<Waiter> {
+        #[cfg(not(loom))]
+        if let Some(mut waiter) = SPARE_TASK.take()
+            && let Some(Waiter::Task(old)) = Arc::get_mut(&mut waiter)
+        {
+            old.clone_from(waker);
+            return waiter;
+        }
+        Arc::new(Waiter::Task(waker.clone()))
+    }
+
+    /// Lets go of a task waiter no state word holds any more. If nobody else holds it either
+    /// (the sender that swapped it out may still be waking it), it is kept for this thread's
+    /// next [`Waiter::task`], with its waker replaced by a no-op one so the task is not kept
+    /// alive by it.
+    pub(crate) fn recycle(waiter: Arc<Waiter>) {
+        #[cfg(not(loom))]
+        {
+            let mut waiter = waiter;
+            if let Some(Waiter::Task(waker)) = Arc::get_mut(&mut waiter) {
+                *waker = Waker::noop().clone();
+                SPARE_TASK.set(Some(waiter));
+            }
+        }
+        // Under loom every waiter is fresh, so each model execution frees its own.
+        #[cfg(loom)]
+        drop(waiter);
+    }
+
     /// Wakes the waiter, consuming the reference the caller swapped out of a state word. Waking
     /// a thread that is not parked is harmless: its next park returns at once and it re-checks
     /// its condition. A port set's waiter is queued on the set's ready list with that very
@@ -80,6 +111,12 @@ impl Waiter {
         // it now owns exclusively.
         unsafe { Arc::from_raw(word as *const Waiter) }
     }
+}
+
+#[cfg(not(loom))]
+thread_local! {
+    /// One task waiter kept for reuse by [`Waiter::task`].
+    static SPARE_TASK: std::cell::Cell<Option<Arc<Waiter>>> = const { std::cell::Cell::new(None) };
 }
 
 const _: () = assert!(
