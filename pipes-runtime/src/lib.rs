@@ -133,6 +133,51 @@ macro_rules! select {
     };
 }
 
+/// [`select!`] for async code: the same arms, but it waits with [`selecti_async`]`(..).await`,
+/// so it is used inside an `async` block or function, on any executor. There is no
+/// `timeout(..)` arm (the runtime has no timer: race it against your executor's). While it
+/// waits it borrows the endpoints as `&dyn Selectable`, which are not `Send`: an async block
+/// holding a pending `select_async!` is not `Send` either. Dropping the waiting future loses
+/// nothing: the endpoints stay yours until an arm runs.
+///
+/// ```
+/// pipes_runtime::proto! {
+///     pub hello { Start: send { Hello(String) -> !, Bye -> ! } }
+/// }
+/// use hello::Start::{Bye, Hello};
+///
+/// async fn listen(quiet: hello::server::Start, loud: hello::server::Start) -> String {
+///     pipes_runtime::select_async! {
+///         quiet => {
+///             Hello(text) -> ! { text },
+///             Bye -> ! { "bye".to_string() },
+///         },
+///         loud => {
+///             Hello(text) -> ! { text.to_uppercase() },
+///             Bye -> ! { "BYE".to_string() },
+///         },
+///     }
+/// }
+///
+/// let (quiet, _quiet_client) = hello::init();
+/// let (loud, loud_client) = hello::init();
+/// loud_client.hello("hi".to_string()).unwrap();
+/// // Polled once by hand: the message is there, so no executor is needed to finish.
+/// let mut future = Box::pin(listen(quiet, loud));
+/// let mut cx = std::task::Context::from_waker(std::task::Waker::noop());
+/// let heard = match std::future::Future::poll(future.as_mut(), &mut cx) {
+///     std::task::Poll::Ready(heard) => heard,
+///     std::task::Poll::Pending => unreachable!("loud was sent on"),
+/// };
+/// assert_eq!(heard, "HI");
+/// ```
+#[macro_export]
+macro_rules! select_async {
+    ($($arms:tt)*) => {
+        $crate::__private::select_impl! { $crate; async; $($arms)* }
+    };
+}
+
 /// What generated protocol code uses. Not a public API: it changes with the code generator.
 #[doc(hidden)]
 pub mod __private {

@@ -478,3 +478,40 @@ fn selecti_async_dropped_mid_wait_loses_nothing() {
     assert_eq!(port.recv().unwrap(), 1);
     assert_eq!(set.recv().unwrap(), 2);
 }
+
+pipes_runtime::proto! {
+    pub hello { Start: send { Hello(String) -> !, Bye -> ! } }
+}
+
+#[test]
+fn select_async_matches_the_message_that_a_thread_sends() {
+    use hello::Start::{Bye, Hello};
+    let (quiet, quiet_client) = hello::init();
+    let (loud, loud_client) = hello::init();
+    let sender = thread::spawn(move || {
+        drop(quiet_client);
+        loud_client.hello("hi".to_string()).unwrap();
+    });
+    let heard = block_on(async {
+        // The quiet side hangs up; the loud side speaks. Whichever is seen first is matched, so
+        // loop on the closed arm until the message arrives.
+        let quiet_result = pipes_runtime::select_async! {
+            quiet => {
+                Hello(text) -> ! { Ok(text) },
+                Bye -> ! { Ok("bye".to_string()) },
+                closed => { Err(()) },
+            },
+            loud => {
+                Hello(text) -> ! { return text.to_uppercase() },
+                Bye -> ! { return "BYE".to_string() },
+            },
+        };
+        assert_eq!(quiet_result, Err(()), "the quiet client only hangs up");
+        match loud.recv_async().await.unwrap() {
+            Hello(text) => text.to_uppercase(),
+            Bye => "BYE".to_string(),
+        }
+    });
+    sender.join().unwrap();
+    assert_eq!(heard, "HI");
+}
