@@ -27,6 +27,7 @@ use std::ptr::NonNull;
 use std::time::{Duration, Instant};
 
 use crate::error::{RecvError, RecvTimeoutError, TryRecvError};
+use crate::future::RecvFuture;
 use crate::packet::{
     EMPTY, FULL, Packet, Receiving, StateName, StateWord, TERMINATED, is_settled, wake,
 };
@@ -200,8 +201,9 @@ impl<T, B: Slots> SendSlot<T, B> {
         let (session, slot) = self.into_parts();
         // SAFETY: the share keeps the slot alive.
         let packet = &unsafe { slot.as_ref() }.packet;
-        // SAFETY: we are the slot's sender for this use, and this is our final transition.
-        match unsafe { packet.send(message) } {
+        // SAFETY: we are the slot's sender for this use, and this is our final transition; the
+        // share keeps the packet alive.
+        match unsafe { Packet::send(NonNull::from(packet), message) } {
             Ok(()) => Ok(session),
             Err(message) => {
                 // The failed send left `FULL` over an empty slot; the peer is gone, so put back
@@ -222,8 +224,9 @@ impl<T, B: Slots> SendSlot<T, B> {
 
 impl<T, B: Slots> Drop for SendSlot<T, B> {
     fn drop(&mut self) {
-        // SAFETY: the share keeps the slot alive.
-        unsafe { self.slot.as_ref() }.packet.close_sender();
+        // SAFETY: the share keeps the slot alive, and we are its sender for this use, not yet
+        // done with it.
+        unsafe { Packet::close_sender(NonNull::from(&self.slot.as_ref().packet)) };
         // SAFETY: dropped once, here.
         unsafe { ManuallyDrop::drop(&mut self.session) };
     }
@@ -283,6 +286,12 @@ impl<T, B: Slots> RecvSlot<T, B> {
     ) -> Result<(T, Session<B>), RecvTimeoutError<Self>> {
         self.receive_until(deadline, at)
     }
+
+    /// A future that receives the message on any executor, resolving as `recv` returns.
+    /// Dropping it before it resolves drops this endpoint, so the peer sees the session closed.
+    pub fn recv_async(self, at: &StateName) -> RecvFuture<Self> {
+        self.receive_async(at)
+    }
 }
 
 impl<T, B: Slots> Receiving for RecvSlot<T, B> {
@@ -312,7 +321,9 @@ impl<T, B: Slots> Receiving for RecvSlot<T, B> {
 
 impl<T, B: Slots> Drop for RecvSlot<T, B> {
     fn drop(&mut self) {
-        self.packet().close_receiver();
+        // SAFETY: the share keeps the slot alive, and we are its receiver for this use, not yet
+        // done with it.
+        unsafe { Packet::close_receiver(NonNull::from(self.packet())) };
         // SAFETY: dropped once, here.
         unsafe { ManuallyDrop::drop(&mut self.session) };
     }

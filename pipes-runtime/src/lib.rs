@@ -9,7 +9,7 @@
 //!   and whoever makes the second frees the packet. The state words are documented there.
 //! - A receiver that finds nothing spins for a bounded, per-thread adaptive *time*
 //!   (`spin.rs`), then leaves its waiter (`waiter.rs`) in the state word and parks. The waiter
-//!   is a thread handle today and is shaped to take an async `Waker` later.
+//!   is a thread handle or an async task's `Waker`.
 //! - Bounded protocols (`buffer.rs`) get one session buffer with a packet per state, reused
 //!   every time round; the two sides each hold one share of it, handed from endpoint to
 //!   endpoint, so no reference count moves per message.
@@ -26,12 +26,19 @@
 //!   ready list or watched by a waiter (`waiter.rs`) that, when a sender swaps it out, is
 //!   pushed on the set's shared ready list: one atomic word, lock-free, holding an intrusive
 //!   stack of woken waiters or the marks "the set sleeps" and "the set is gone".
+//! - Async receives (`future.rs`): a `RecvFuture` leaves a task's `Waker` in the state word
+//!   where a thread would leave its handle, so sends stay one swap and a protocol can have a
+//!   thread on one side and a task on the other. No executor dependency. A port set's
+//!   `recv_async` leaves the task's waker as the set's sleeper instead of parking; the async
+//!   selects (`select2_async`, `selecti_async`) leave one task waiter where a thread's select
+//!   leaves its thread waiter, and return `Pending` where it would park.
 //! - Shared chans (`shared.rs`) are a `Chan` behind a parking_lot mutex, as in 2012.
 
 mod alloc;
 mod buffer;
 mod endpoint;
 mod error;
+mod future;
 mod oneshot;
 mod packet;
 mod port_set;
@@ -45,13 +52,13 @@ mod waiter;
 pub use endpoint::Recv;
 pub use error::{RecvError, RecvTimeoutError, SendError, TryRecvError};
 pub use oneshot::{ChanOne, PortOne, oneshot};
-pub use port_set::{PortSet, PortSetIter};
+pub use port_set::{PortSet, PortSetIter, PortSetRecv};
 pub use select::{
-    Either, Selectable, Selected, Selected2, select, select_timeout, select2, select2_timeout,
-    selecti, selecti_timeout,
+    Either, Select2Future, Selectable, Selected, Selected2, SelectiFuture, select, select_timeout,
+    select2, select2_async, select2_timeout, selecti, selecti_async, selecti_timeout,
 };
 pub use shared::SharedChan;
-pub use stream::{Chan, Iter, Port, TryIter, stream};
+pub use stream::{Chan, Iter, Port, PortRecv, TryIter, stream};
 
 /// Declares protocols and generates their typed endpoints. See the `pipes` crate docs for the
 /// language and for what a protocol generates.
@@ -126,14 +133,61 @@ macro_rules! select {
     };
 }
 
+/// [`select!`] for async code: the same arms, but it waits with [`selecti_async`]`(..).await`,
+/// so it is used inside an `async` block or function, on any executor. There is no
+/// `timeout(..)` arm (the runtime has no timer: race it against your executor's). While it
+/// waits it borrows the endpoints as `&dyn Selectable`, which are not `Send`: an async block
+/// holding a pending `select_async!` is not `Send` either. Dropping the waiting future loses
+/// nothing: the endpoints stay yours until an arm runs.
+///
+/// ```
+/// pipes_runtime::proto! {
+///     pub hello { Start: send { Hello(String) -> !, Bye -> ! } }
+/// }
+/// use hello::Start::{Bye, Hello};
+///
+/// async fn listen(quiet: hello::server::Start, loud: hello::server::Start) -> String {
+///     pipes_runtime::select_async! {
+///         quiet => {
+///             Hello(text) -> ! { text },
+///             Bye -> ! { "bye".to_string() },
+///         },
+///         loud => {
+///             Hello(text) -> ! { text.to_uppercase() },
+///             Bye -> ! { "BYE".to_string() },
+///         },
+///     }
+/// }
+///
+/// let (quiet, _quiet_client) = hello::init();
+/// let (loud, loud_client) = hello::init();
+/// loud_client.hello("hi".to_string()).unwrap();
+/// // Polled once by hand: the message is there, so no executor is needed to finish.
+/// let mut future = Box::pin(listen(quiet, loud));
+/// let mut cx = std::task::Context::from_waker(std::task::Waker::noop());
+/// let heard = match std::future::Future::poll(future.as_mut(), &mut cx) {
+///     std::task::Poll::Ready(heard) => heard,
+///     std::task::Poll::Pending => unreachable!("loud was sent on"),
+/// };
+/// assert_eq!(heard, "HI");
+/// ```
+#[macro_export]
+macro_rules! select_async {
+    ($($arms:tt)*) => {
+        $crate::__private::select_impl! { $crate; async; $($arms)* }
+    };
+}
+
 /// What generated protocol code uses. Not a public API: it changes with the code generator.
 #[doc(hidden)]
 pub mod __private {
     pub use crate::buffer::{RecvSlot, SendSlot, Session, Slot, Slots, session};
     pub use crate::endpoint::Recv;
     pub use crate::error::{RecvError, RecvTimeoutError, SendError, TryRecvError};
-    pub use crate::packet::{RecvPacket, SendPacket, StateName, StateWord, entangle};
+    pub use crate::future::RecvFuture;
+    pub use crate::packet::{Receiving, RecvPacket, SendPacket, StateName, StateWord, entangle};
     pub use core::fmt;
+    pub use core::future::Future;
     pub use core::marker::PhantomData;
     pub use core::result::Result::{self, Err, Ok};
     pub use core::time::Duration;

@@ -9,6 +9,7 @@
 //! ```
 
 use std::fmt;
+use std::future::Future;
 use std::time::{Duration, Instant};
 
 use crate::endpoint::Recv;
@@ -68,6 +69,13 @@ impl<T> PortOne<T> {
     /// Blocks until `deadline` at the latest; hands the port back if nothing arrived.
     pub fn recv_deadline(self, deadline: Instant) -> Result<T, RecvTimeoutError<Self>> {
         self.recv_timeout(deadline.saturating_duration_since(Instant::now()))
+    }
+
+    /// A future of the message, for any executor; resolves as `recv` returns. Dropping it
+    /// before it resolves drops the port, so the chan's send hands its message back.
+    pub fn recv_async(self) -> impl Future<Output = Result<T, RecvError>> {
+        let future = self.0.recv_async();
+        async move { future.await.map(payload) }
     }
 }
 

@@ -38,6 +38,7 @@ use std::time::{Duration, Instant};
 
 use crate::alloc::{alloc_packet, free_packet};
 use crate::error::{RecvError, RecvTimeoutError, TryRecvError};
+use crate::future::RecvFuture;
 use crate::spin::spin_until;
 use crate::sync::{Arc, AtomicUsize, Ordering, UnsafeCell, park_until, thread};
 use crate::waiter::Waiter;
@@ -232,22 +233,52 @@ impl<T> Packet<T> {
         &self.state
     }
 
+    /// The state word of the packet at `this`, reached without a reference to the whole
+    /// packet. The transitions below take the packet by pointer, not `&self`: the peer may free
+    /// a single-use packet the moment it sees the word they swap in, and a `&Packet` argument
+    /// would assert (to Miri's Stacked Borrows, through the padding bytes that lie outside any
+    /// `UnsafeCell`) that the whole packet outlives the call.
+    ///
+    /// # Safety
+    /// The packet is alive when this is called; the reference is used only while it is (an
+    /// `&AtomicUsize` asserts nothing after the atomic operation that may let the peer free it).
+    unsafe fn state_at<'a>(this: NonNull<Self>) -> &'a AtomicUsize {
+        // SAFETY: the caller guarantees the packet is alive; the place projection creates no
+        // reference to the packet itself.
+        unsafe { &(*this.as_ptr()).state.0 }
+    }
+
+    /// The payload cell of the packet at `this`, reached without a reference to the whole
+    /// packet (see [`Packet::state_at`]).
+    ///
+    /// # Safety
+    /// The packet is alive while the reference is used.
+    unsafe fn payload_at<'a>(this: NonNull<Self>) -> &'a UnsafeCell<MaybeUninit<T>> {
+        // SAFETY: the caller guarantees the packet is alive; no reference to the packet itself.
+        unsafe { &(*this.as_ptr()).payload }
+    }
+
     /// The send transition. On `Err` the receiver had terminated: the message comes back and
     /// the word is left `FULL` over an empty slot, for the caller to free or repair.
     ///
     /// # Safety
-    /// The caller is this packet's sender and has not made its final transition.
-    pub(crate) unsafe fn send(&self, message: T) -> Result<(), T> {
-        self.payload.with_mut(|slot| {
+    /// `this` is a live packet whose sender is the caller, which has not made its final
+    /// transition.
+    pub(crate) unsafe fn send(this: NonNull<Self>, message: T) -> Result<(), T> {
+        // SAFETY: our final transition has not happened yet, so the packet is alive.
+        let payload = unsafe { Self::payload_at(this) };
+        payload.with_mut(|slot| {
             // SAFETY: only the sender writes the slot, and the receiver reads it only after it
             // sees the `FULL` swapped in below.
             unsafe { (*slot).write(message) };
         });
         // Release publishes the payload; Acquire orders us after a receiver that terminated or
         // registered its waiter.
-        match self.state().swap(FULL, Ordering::AcqRel) {
+        // SAFETY: the packet is alive until the swap; after it we touch it only if the receiver
+        // had terminated, in which case nobody frees it but our caller.
+        match unsafe { Self::state_at(this) }.swap(FULL, Ordering::AcqRel) {
             EMPTY => Ok(()),
-            TERMINATED => Err(self.payload.with_mut(|slot| {
+            TERMINATED => Err(payload.with_mut(|slot| {
                 // SAFETY: we wrote the slot above and the receiver, being gone, never read it.
                 unsafe { (*slot).assume_init_read() }
             })),
@@ -261,8 +292,13 @@ impl<T> Packet<T> {
     }
 
     /// The sender's drop transition. Returns the word it replaced.
-    pub(crate) fn close_sender(&self) -> usize {
-        let word = self.state().swap(TERMINATED, Ordering::AcqRel);
+    ///
+    /// # Safety
+    /// `this` is a live packet whose sender is the caller, which has not made its final
+    /// transition.
+    pub(crate) unsafe fn close_sender(this: NonNull<Self>) -> usize {
+        // SAFETY: the packet is alive until the swap, and not touched after it.
+        let word = unsafe { Self::state_at(this) }.swap(TERMINATED, Ordering::AcqRel);
         if !is_settled(word) && word != EMPTY {
             // SAFETY: a BLOCKED word, just swapped out by us.
             unsafe { wake(word) };
@@ -273,10 +309,17 @@ impl<T> Packet<T> {
 
     /// The receiver's drop transition: drops an unreceived message. Returns the word it
     /// replaced.
-    pub(crate) fn close_receiver(&self) -> usize {
-        let word = self.state().swap(TERMINATED, Ordering::AcqRel);
+    ///
+    /// # Safety
+    /// `this` is a live packet whose receiver is the caller, which has not made its final
+    /// transition.
+    pub(crate) unsafe fn close_receiver(this: NonNull<Self>) -> usize {
+        // SAFETY: the packet is alive until the swap; after it we touch it only if the sender
+        // had made its final transition, in which case nobody frees it but our caller.
+        let word = unsafe { Self::state_at(this) }.swap(TERMINATED, Ordering::AcqRel);
         if word == FULL {
-            self.payload.with_mut(|slot| {
+            // SAFETY: as above: the sender is done, so the packet is ours.
+            unsafe { Self::payload_at(this) }.with_mut(|slot| {
                 // SAFETY: the sender is done (Acquire made its write visible) and nobody will
                 // receive the message: we own it.
                 unsafe { (*slot).assume_init_drop() }
@@ -313,7 +356,8 @@ pub(crate) unsafe fn wake(word: usize) {
 
 /// A receiving end of a packet, single-use ([`RecvPacket`]) or in a session buffer
 /// (`RecvSlot`): the ways to receive, written once over how each end takes a settled packet.
-pub(crate) trait Receiving: Sized {
+/// Public only so [`RecvFuture`] can name it; not a public API.
+pub trait Receiving: Sized {
     /// What a receive yields.
     type Output;
 
@@ -338,6 +382,12 @@ pub(crate) trait Receiving: Sized {
         }
         self.take(word)
             .ok_or_else(|| TryRecvError::Disconnected(at.closed()))
+    }
+
+    /// A future that receives the message on any executor; dropping it drops the end (see
+    /// [`RecvFuture`]).
+    fn receive_async(self, at: &StateName) -> RecvFuture<Self> {
+        RecvFuture::new(self, *at)
     }
 
     /// Blocks for at most `timeout`; hands the end back if nothing arrived in time.
@@ -410,10 +460,9 @@ impl<T> SendPacket<T> {
     pub fn send(self, message: T) -> Result<(), T> {
         let ptr = self.packet;
         mem::forget(self);
-        // SAFETY: we have not made our final transition, so the packet is alive.
-        let packet = unsafe { ptr.as_ref() };
-        // SAFETY: we are the sender, and this is our final transition.
-        let result = unsafe { packet.send(message) };
+        // SAFETY: we are the sender and have not made our final transition (this is it), so
+        // the packet is alive.
+        let result = unsafe { Packet::send(ptr, message) };
         if result.is_err() {
             // SAFETY: the receiver terminated before us and the slot was moved out.
             unsafe { free(ptr) };
@@ -424,8 +473,8 @@ impl<T> SendPacket<T> {
 
 impl<T> Drop for SendPacket<T> {
     fn drop(&mut self) {
-        // SAFETY: we have not made our final transition, so the packet is alive.
-        if unsafe { self.packet.as_ref() }.close_sender() == TERMINATED {
+        // SAFETY: we are the sender and have not made our final transition (this is it).
+        if unsafe { Packet::close_sender(self.packet) } == TERMINATED {
             // SAFETY: the receiver terminated first; the slot was never written.
             unsafe { free(self.packet) };
         }
@@ -487,6 +536,12 @@ impl<T> RecvPacket<T> {
     ) -> Result<T, RecvTimeoutError<Self>> {
         self.receive_until(deadline, at)
     }
+
+    /// A future that receives the message on any executor. Dropping it before it resolves
+    /// drops this endpoint, so the sender sees the pipe closed.
+    pub fn recv_async(self, at: &StateName) -> RecvFuture<Self> {
+        self.receive_async(at)
+    }
 }
 
 impl<T> Receiving for RecvPacket<T> {
@@ -512,7 +567,8 @@ impl<T> Receiving for RecvPacket<T> {
 
 impl<T> Drop for RecvPacket<T> {
     fn drop(&mut self) {
-        if self.packet().close_receiver() != EMPTY {
+        // SAFETY: we are the receiver and have not made our final transition (this is it).
+        if unsafe { Packet::close_receiver(self.packet) } != EMPTY {
             // SAFETY: the sender made its final transition first; `close_receiver` dropped any
             // message in the slot.
             unsafe { free(self.packet) };

@@ -40,6 +40,9 @@
 use std::cell::RefCell;
 use std::collections::VecDeque;
 use std::fmt;
+use std::future::Future;
+use std::pin::Pin;
+use std::task::{Context, Waker};
 use std::time::{Duration, Instant};
 
 use crate::endpoint::Recv;
@@ -73,7 +76,23 @@ pub(crate) struct ReadyList {
     head: AtomicUsize,
     /// The thread to unpark when the word is [`SLEEPING`]: written by the set before it sleeps,
     /// read by the one sender that ends the sleep. Locked only around a park.
-    sleeper: Mutex<Option<thread::Thread>>,
+    sleeper: Mutex<Option<Sleeper>>,
+}
+
+/// Who waits for the set: a parked thread (`recv`, select) or a task (`recv_async`).
+#[derive(Debug)]
+enum Sleeper {
+    Thread(thread::Thread),
+    Task(Waker),
+}
+
+impl Sleeper {
+    fn wake(&self) {
+        match self {
+            Sleeper::Thread(thread) => thread.unpark(),
+            Sleeper::Task(waker) => waker.wake_by_ref(),
+        }
+    }
 }
 
 impl ReadyList {
@@ -123,16 +142,21 @@ impl ReadyList {
         }
         if head == SLEEPING {
             let list = keep.expect("cloned when the set was seen sleeping");
-            if let Some(thread) = list.sleeper.lock().as_ref() {
-                thread.unpark();
+            if let Some(sleeper) = list.sleeper.lock().as_ref() {
+                sleeper.wake();
             }
         }
     }
 
-    /// Arms the list for a select on the set's thread: the next push unparks it. Fails when
+    /// Arms the list for a select waiting as `waiter` (a thread, or an async select's task): the
+    /// next push wakes it. Fails when
     /// ports are already queued (drain them first) or the list is armed already.
-    pub(crate) fn arm(&self) -> Result<(), Armed> {
-        *self.sleeper.lock() = Some(thread::current());
+    pub(crate) fn arm(&self, waiter: &Waiter) -> Result<(), Armed> {
+        *self.sleeper.lock() = Some(match waiter {
+            Waiter::Thread(thread) => Sleeper::Thread(thread.clone()),
+            Waiter::Task(waker) => Sleeper::Task(waker.clone()),
+            Waiter::Ready { .. } => unreachable!("a port set's waiter does not select"),
+        });
         match self
             .head
             .compare_exchange(IDLE, SLEEPING, Ordering::AcqRel, Ordering::Acquire)
@@ -187,7 +211,7 @@ impl ReadyList {
     /// [`SLEEPING`].
     fn sleep(&self, deadline: Option<Instant>) -> bool {
         // The set may have moved to another thread since it last slept.
-        *self.sleeper.lock() = Some(thread::current());
+        *self.sleeper.lock() = Some(Sleeper::Thread(thread::current()));
         // Acquire on failure: a stack is there, to drain.
         if self
             .head
@@ -213,6 +237,41 @@ impl ReadyList {
                     }
                 }
             }
+        }
+    }
+
+    /// Leaves the task's waker as the set's sleeper and marks the set sleeping, as
+    /// [`ReadyList::sleep`] does for a thread, without blocking. Returns `false` when ports are
+    /// queued already (drain them instead); `true` when the next push will wake the task.
+    fn sleep_task(&self, waker: &Waker) -> bool {
+        {
+            let mut sleeper = self.sleeper.lock();
+            if !matches!(&*sleeper, Some(Sleeper::Task(old)) if old.will_wake(waker)) {
+                *sleeper = Some(Sleeper::Task(waker.clone()));
+            }
+        }
+        // The sleeper is set before the word says `SLEEPING`, so the push that ends the sleep
+        // (its exchange comes after ours) locks the mutex after us and finds this waker.
+        match self
+            .head
+            .compare_exchange(IDLE, SLEEPING, Ordering::AcqRel, Ordering::Acquire)
+        {
+            // Already sleeping: an earlier poll armed it, and the waker above replaced its own.
+            Ok(_) | Err(SLEEPING) => true,
+            Err(_) => false,
+        }
+    }
+
+    /// Ends a task's sleep that no push ended (the future resolved another way or was
+    /// dropped), so a later blocking receive does not find the word `SLEEPING`, and lets the
+    /// task's waker go.
+    fn wake_task_up(&self) {
+        let _ = self
+            .head
+            .compare_exchange(SLEEPING, IDLE, Ordering::AcqRel, Ordering::Acquire);
+        let mut sleeper = self.sleeper.lock();
+        if matches!(&*sleeper, Some(Sleeper::Task(_))) {
+            *sleeper = None;
         }
     }
 
@@ -400,6 +459,17 @@ impl<T> PortSet<T> {
         }
     }
 
+    /// A future of the next message from any port, for any executor; resolves as `recv`
+    /// returns. Cancel-safe: dropping it before it resolves loses nothing, and the ports stay
+    /// in the set. It borrows the set, which is not `Sync`, so it is not `Send`: own the set
+    /// inside the task to receive on a multi-threaded executor.
+    pub fn recv_async(&self) -> PortSetRecv<'_, T> {
+        PortSetRecv {
+            set: self,
+            sleeping: false,
+        }
+    }
+
     /// An iterator over messages that blocks for each and ends when every chan is gone.
     pub fn iter(&self) -> PortSetIter<'_, T> {
         PortSetIter { set: self }
@@ -453,6 +523,59 @@ impl<T> PortSet<T> {
             return true;
         }
         self.list.sleep(deadline)
+    }
+}
+
+/// The future of [`PortSet::recv_async`]: serves the set's ready list as `recv` does, and where
+/// `recv` would park it leaves the task's waker as the set's sleeper, so the sender that queues
+/// a port wakes the task. O(1) per message, as `recv`.
+#[must_use = "a future does nothing unless polled"]
+pub struct PortSetRecv<'a, T> {
+    set: &'a PortSet<T>,
+    /// Whether the set's ready list may still be marked sleeping for this future's task.
+    sleeping: bool,
+}
+
+impl<T> Future for PortSetRecv<'_, T> {
+    type Output = Result<T, RecvError>;
+
+    fn poll(self: Pin<&mut Self>, cx: &mut Context<'_>) -> std::task::Poll<Self::Output> {
+        let this = self.get_mut();
+        loop {
+            let resolved = match this.set.poll() {
+                Poll::Message(message) => Ok(message),
+                Poll::Closed => Err(closed()),
+                Poll::Empty => {
+                    if this.set.list.sleep_task(cx.waker()) {
+                        this.sleeping = true;
+                        return std::task::Poll::Pending;
+                    }
+                    // Ports were queued meanwhile: serve them.
+                    continue;
+                }
+            };
+            if std::mem::take(&mut this.sleeping) {
+                this.set.list.wake_task_up();
+            }
+            return std::task::Poll::Ready(resolved);
+        }
+    }
+}
+
+impl<T> Drop for PortSetRecv<'_, T> {
+    fn drop(&mut self) {
+        // Queued ports stay queued for the set's next receive; only the sleep is undone.
+        if self.sleeping {
+            self.set.list.wake_task_up();
+        }
+    }
+}
+
+impl<T> fmt::Debug for PortSetRecv<'_, T> {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.debug_struct("PortSetRecv")
+            .field("sleeping", &self.sleeping)
+            .finish_non_exhaustive()
     }
 }
 

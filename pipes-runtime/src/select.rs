@@ -36,6 +36,10 @@
 //! looking at a different endpoint (a per-thread counter), so a loop over `select2` on two
 //! always-ready streams serves both.
 
+use std::fmt;
+use std::future::Future;
+use std::pin::Pin;
+use std::task::{Context, Poll};
 use std::time::{Duration, Instant};
 
 use crate::endpoint::Recv;
@@ -137,7 +141,7 @@ impl<'a> Target<'a> {
                 }
             },
             Kind::Set(set) => loop {
-                match set.ready_list().arm() {
+                match set.ready_list().arm(waiter) {
                     Ok(()) => break Registration::Stored,
                     Err(crate::port_set::Armed::Already) => break Registration::Duplicate,
                     // Ports were queued: ready if one holds a message; if not (hang-ups only),
@@ -387,4 +391,178 @@ pub fn select_timeout<E: Recv>(
 fn finish<E: Recv>(mut endpoints: Vec<E>, ready: usize) -> Selected<E> {
     let endpoint = endpoints.remove(ready);
     (ready, recv_ready(endpoint), endpoints)
+}
+
+/// An async select's registrations: one task waiter left in every target, as a thread's select
+/// leaves its thread waiter (steps 3 to 5 of the module docs), but returning `Pending` where the
+/// thread would park.
+#[derive(Debug, Default)]
+struct TaskSelect {
+    /// The task waiter left in the targets, if registered.
+    waiter: Option<Arc<Waiter>>,
+    /// Where looking starts, and how many targets (in looking order) may hold the waiter.
+    start: usize,
+    registered: usize,
+}
+
+impl TaskSelect {
+    /// The index of a ready target, or `Pending` with the task's waker left in every target.
+    fn poll<'a>(
+        &mut self,
+        n: usize,
+        target: impl Fn(usize) -> Target<'a>,
+        cx: &Context<'_>,
+    ) -> Poll<usize> {
+        assert!(n > 0, "select over no endpoints would wait forever");
+        if let Some(waiter) = &self.waiter {
+            let (start, registered) = (self.start, self.registered);
+            let woken = (0..registered)
+                .map(|step| (start + step) % n)
+                .find(|&i| target(i).woken(waiter));
+            let same_task = matches!(&**waiter, Waiter::Task(waker) if waker.will_wake(cx.waker()));
+            if woken.is_none() && same_task {
+                return Poll::Pending;
+            }
+            // Ready, or the task moved: take every registration back (a take-back that fails
+            // finds a ready target too).
+            let unregistered = self.cancel(n, &target);
+            if let Some(i) = woken.or(unregistered) {
+                return Poll::Ready(i);
+            }
+        }
+        self.start = first_to_look_at(n);
+        let start = self.start;
+        let at = move |step: usize| (start + step) % n;
+        if let Some(i) = (0..n).map(at).find(|&i| target(i).is_ready()) {
+            return Poll::Ready(i);
+        }
+        let waiter = Arc::new(Waiter::Task(cx.waker().clone()));
+        for step in 0..n {
+            if let Registration::Ready = target(at(step)).register(&waiter) {
+                self.waiter = Some(waiter);
+                self.registered = step;
+                let unregistered = self.cancel(n, &target);
+                return Poll::Ready(unregistered.unwrap_or(at(step)));
+            }
+        }
+        self.waiter = Some(waiter);
+        self.registered = n;
+        Poll::Pending
+    }
+
+    /// Takes the waiter back from every target that may hold it. Returns the first target
+    /// found ready meanwhile.
+    fn cancel<'a>(&mut self, n: usize, target: impl Fn(usize) -> Target<'a>) -> Option<usize> {
+        let waiter = self.waiter.take()?;
+        let mut ready = None;
+        for step in 0..self.registered {
+            let i = (self.start + step) % n;
+            if target(i).unregister(&waiter) && ready.is_none() {
+                ready = Some(i);
+            }
+        }
+        self.registered = 0;
+        ready
+    }
+}
+
+/// The future of [`selecti_async`].
+#[must_use = "a future does nothing unless polled"]
+pub struct SelectiFuture<'a> {
+    endpoints: &'a [&'a dyn Selectable],
+    select: TaskSelect,
+}
+
+/// [`selecti`] for async tasks: a future of the index of the first endpoint ready, for any
+/// executor. Receives nothing. Cancel-safe: dropping it takes its waker back from every
+/// endpoint, which stay the caller's and lose nothing.
+///
+/// # Panics
+/// When polled, if `endpoints` is empty: nothing could ever wake the wait.
+pub fn selecti_async<'a>(endpoints: &'a [&'a dyn Selectable]) -> SelectiFuture<'a> {
+    SelectiFuture {
+        endpoints,
+        select: TaskSelect::default(),
+    }
+}
+
+impl Future for SelectiFuture<'_> {
+    type Output = usize;
+
+    fn poll(self: Pin<&mut Self>, cx: &mut Context<'_>) -> Poll<usize> {
+        let this = self.get_mut();
+        let endpoints = this.endpoints;
+        this.select
+            .poll(endpoints.len(), |i| endpoints[i].__select_target(), cx)
+    }
+}
+
+impl Drop for SelectiFuture<'_> {
+    fn drop(&mut self) {
+        let endpoints = self.endpoints;
+        self.select
+            .cancel(endpoints.len(), |i| endpoints[i].__select_target());
+    }
+}
+
+impl fmt::Debug for SelectiFuture<'_> {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.debug_struct("SelectiFuture")
+            .field("endpoints", &self.endpoints.len())
+            .finish_non_exhaustive()
+    }
+}
+
+/// The future of [`select2_async`].
+#[must_use = "a future does nothing unless polled; dropping it drops both endpoints"]
+pub struct Select2Future<A: Recv, B: Recv> {
+    /// The endpoints, until the future resolves.
+    endpoints: Option<(A, B)>,
+    select: TaskSelect,
+}
+
+/// [`select2`] for async tasks: a future that receives from the first of two endpoints ready,
+/// for any executor, resolving as `select2` returns. Dropping it before it resolves takes its
+/// waker back and drops both endpoints, so both peers see their pipes closed.
+pub fn select2_async<A: Recv, B: Recv>(a: A, b: B) -> Select2Future<A, B> {
+    Select2Future {
+        endpoints: Some((a, b)),
+        select: TaskSelect::default(),
+    }
+}
+
+// Nothing is pinned: the targets' words live in the packets, not in the future.
+impl<A: Recv, B: Recv> Unpin for Select2Future<A, B> {}
+
+impl<A: Recv, B: Recv> Future for Select2Future<A, B> {
+    type Output = Selected2<A, B>;
+
+    fn poll(self: Pin<&mut Self>, cx: &mut Context<'_>) -> Poll<Selected2<A, B>> {
+        let this = self.get_mut();
+        let (a, b) = this
+            .endpoints
+            .as_ref()
+            .expect("Select2Future polled after it resolved");
+        let targets = [Recv::__select_target(a), Recv::__select_target(b)];
+        let ready = std::task::ready!(this.select.poll(2, |i| targets[i], cx));
+        let (a, b) = this.endpoints.take().expect("the endpoints are still ours");
+        Poll::Ready(finish2(a, b, ready))
+    }
+}
+
+impl<A: Recv, B: Recv> Drop for Select2Future<A, B> {
+    fn drop(&mut self) {
+        if let Some((a, b)) = &self.endpoints {
+            let targets = [Recv::__select_target(a), Recv::__select_target(b)];
+            self.select.cancel(2, |i| targets[i]);
+        }
+    }
+}
+
+impl<A: Recv, B: Recv> fmt::Debug for Select2Future<A, B> {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.debug_struct("Select2Future")
+            .field("resolved", &self.endpoints.is_none())
+            .finish_non_exhaustive()
+    }
 }

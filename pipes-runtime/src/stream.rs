@@ -15,10 +15,14 @@
 
 use std::cell::Cell;
 use std::fmt;
+use std::future::Future;
+use std::pin::Pin;
+use std::task::{Context, Poll, ready};
 use std::time::{Duration, Instant};
 
 use crate::endpoint::Recv;
 use crate::error::{RecvError, RecvTimeoutError, SendError, TryRecvError};
+use crate::future::Registration;
 use crate::packet::{FULL, StateWord, closed_word};
 
 crate::proto! {
@@ -129,6 +133,21 @@ impl<T> Port<T> {
         }
     }
 
+    /// A future of the next message, for any executor; resolves as `recv` returns.
+    ///
+    /// Cancel-safe: dropping it before it resolves loses nothing. The port stays open and a
+    /// message that arrived meanwhile is the next one received. While the future is pending
+    /// it holds the port's endpoint, so a receive through the port itself in the meantime
+    /// reports the stream closed. The future borrows the port, which is not `Sync`, so it is
+    /// not `Send`: to receive on a multi-threaded executor, own the port inside the task.
+    pub fn recv_async(&self) -> PortRecv<'_, T> {
+        PortRecv {
+            open: self.next.take(),
+            port: self,
+            registration: Registration::default(),
+        }
+    }
+
     /// An iterator over messages that blocks for each and ends when the chan is gone.
     pub fn iter(&self) -> Iter<'_, T> {
         Iter { port: self }
@@ -137,6 +156,61 @@ impl<T> Port<T> {
     /// An iterator over the messages already here; it never blocks.
     pub fn try_iter(&self) -> TryIter<'_, T> {
         TryIter { port: self }
+    }
+}
+
+/// The future of [`Port::recv_async`].
+#[must_use = "a future does nothing unless polled"]
+pub struct PortRecv<'a, T> {
+    port: &'a Port<T>,
+    /// The port's endpoint, taken out while the future is pending and put back when it
+    /// resolves or is dropped; `None` from the start when the chan is known to be gone.
+    open: Option<stream::server::Open<T>>,
+    registration: Registration,
+}
+
+// Nothing is pinned: the state word holds the waiter's address, not the future's.
+impl<T> Unpin for PortRecv<'_, T> {}
+
+impl<T> Future for PortRecv<'_, T> {
+    type Output = Result<T, RecvError>;
+
+    fn poll(self: Pin<&mut Self>, cx: &mut Context<'_>) -> Poll<Self::Output> {
+        let this = self.get_mut();
+        let Some(open) = &this.open else {
+            return Poll::Ready(Err(closed()));
+        };
+        ready!(this.registration.poll(open.__state_word(), cx));
+        let open = this.open.take().expect("the endpoint is still ours");
+        // The packet is settled (the sender made its final transition), so this cannot find
+        // it empty.
+        match open.try_recv() {
+            Ok(Data(message, next)) => {
+                this.port.next.set(Some(next));
+                Poll::Ready(Ok(message))
+            }
+            Err(TryRecvError::Disconnected(error)) => Poll::Ready(Err(error)),
+            Err(TryRecvError::Empty(_)) => unreachable!("a settled packet is not empty"),
+        }
+    }
+}
+
+impl<T> Drop for PortRecv<'_, T> {
+    fn drop(&mut self) {
+        if let Some(open) = self.open.take() {
+            // Take the waker back (or find the sender took it: then the message is there for
+            // the port's next receive) and hand the endpoint back to the port.
+            let _ = self.registration.cancel(open.__state_word());
+            self.port.next.set(Some(open));
+        }
+    }
+}
+
+impl<T> fmt::Debug for PortRecv<'_, T> {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.debug_struct("PortRecv")
+            .field("resolved", &self.open.is_none())
+            .finish_non_exhaustive()
     }
 }
 

@@ -3,12 +3,14 @@
 //! A waiter travels as an `Arc<Waiter>` turned into a raw pointer and stored in the state word
 //! itself (see `packet`). Whoever swaps the pointer out of the word owns that reference, so a
 //! sender can wake the receiver without touching the packet again, and the receiver is free to
-//! release the packet the moment it sees the message. Today a waiter is a parked thread; an
-//! async task's `Waker` becomes another variant of [`Waiter`] without changing the protocol.
+//! release the packet the moment it sees the message. A waiter is a parked thread or an async
+//! task's `Waker` ([`Waiter::Task`]); the state machine does not tell them apart.
 //!
 //! A select leaves the same thread waiter in several words at once, one reference per word. A
 //! port set leaves a [`Waiter::Ready`] in each port it waits on: waking it queues that port on
 //! the set's ready list, so the set learns *which* port is ready without scanning them all.
+
+use std::task::Waker;
 
 use crate::port_set::ReadyList;
 use crate::sync::{Arc, AtomicUsize, thread};
@@ -18,6 +20,9 @@ use crate::sync::{Arc, AtomicUsize, thread};
 pub(crate) enum Waiter {
     /// A thread blocked in `recv`, `recv_timeout` or a select.
     Thread(thread::Thread),
+    /// An async task polling a receive future (`future.rs`): waking it wakes the task, which
+    /// polls again and finds the packet settled.
+    Task(Waker),
     /// A port of a port set: waking it pushes this waiter (naming `port`) on the set's ready
     /// list and unparks the set's thread if it sleeps.
     Ready {
@@ -47,6 +52,37 @@ impl Waiter {
         }
     }
 
+    /// A task waiter holding `waker`. Outside loom it reuses a waiter this thread let go of
+    /// (see [`Waiter::recycle`]), so an async wait usually allocates nothing.
+    pub(crate) fn task(waker: &Waker) -> Arc<Waiter> {
+        #[cfg(not(loom))]
+        if let Some(mut waiter) = SPARE_TASK.take()
+            && let Some(Waiter::Task(old)) = Arc::get_mut(&mut waiter)
+        {
+            old.clone_from(waker);
+            return waiter;
+        }
+        Arc::new(Waiter::Task(waker.clone()))
+    }
+
+    /// Lets go of a task waiter no state word holds any more. If nobody else holds it either
+    /// (the sender that swapped it out may still be waking it), it is kept for this thread's
+    /// next [`Waiter::task`], with its waker replaced by a no-op one so the task is not kept
+    /// alive by it.
+    pub(crate) fn recycle(waiter: Arc<Waiter>) {
+        #[cfg(not(loom))]
+        {
+            let mut waiter = waiter;
+            if let Some(Waiter::Task(waker)) = Arc::get_mut(&mut waiter) {
+                *waker = Waker::noop().clone();
+                SPARE_TASK.set(Some(waiter));
+            }
+        }
+        // Under loom every waiter is fresh, so each model execution frees its own.
+        #[cfg(loom)]
+        drop(waiter);
+    }
+
     /// Wakes the waiter, consuming the reference the caller swapped out of a state word. Waking
     /// a thread that is not parked is harmless: its next park returns at once and it re-checks
     /// its condition. A port set's waiter is queued on the set's ready list with that very
@@ -54,6 +90,7 @@ impl Waiter {
     pub(crate) fn wake(this: Arc<Waiter>) {
         match &*this {
             Waiter::Thread(thread) => thread.unpark(),
+            Waiter::Task(waker) => waker.wake_by_ref(),
             Waiter::Ready { .. } => ReadyList::push(this),
         }
     }
@@ -74,6 +111,12 @@ impl Waiter {
         // it now owns exclusively.
         unsafe { Arc::from_raw(word as *const Waiter) }
     }
+}
+
+#[cfg(not(loom))]
+thread_local! {
+    /// One task waiter kept for reuse by [`Waiter::task`].
+    static SPARE_TASK: std::cell::Cell<Option<Arc<Waiter>>> = const { std::cell::Cell::new(None) };
 }
 
 const _: () = assert!(

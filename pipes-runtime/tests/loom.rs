@@ -1,7 +1,7 @@
 //! Loom models of the packet's races: send, receive, receive with a timeout, and drop on either
 //! side; select's registration, wake-up and unregistration; a port set's watch, wake and drop;
-//! a shared chan's senders. Every interleaving loom can find (loom also fails a model that leaks
-//! a waiter's `Arc`). Run with
+//! a shared chan's senders; async receives registering, moving and taking back a waker. Every
+//! interleaving loom can find (loom also fails a model that leaks a waiter's `Arc`). Run with
 //! `RUSTFLAGS="--cfg loom" cargo test -p pipes-runtime --test loom --release`.
 #![cfg(loom)]
 
@@ -377,5 +377,174 @@ fn select_over_a_port_set_races_its_chan_sending_and_hanging_up() {
         done.recv().unwrap();
         sender.join().unwrap();
         assert!(set.recv().is_err());
+    });
+}
+
+/// Wakes a loom thread parked in [`block_on`].
+struct ThreadWaker(thread::Thread);
+
+impl std::task::Wake for ThreadWaker {
+    fn wake(self: std::sync::Arc<Self>) {
+        self.0.unpark();
+    }
+}
+
+/// A thread-parking executor for one future, on loom's threads (loom's own `block_on` needs its
+/// `futures` feature and crate; this is all a model needs).
+fn block_on<F: std::future::Future>(future: F) -> F::Output {
+    let mut future = std::pin::pin!(future);
+    let waker = std::task::Waker::from(std::sync::Arc::new(ThreadWaker(thread::current())));
+    let mut cx = std::task::Context::from_waker(&waker);
+    loop {
+        if let std::task::Poll::Ready(output) = future.as_mut().poll(&mut cx) {
+            return output;
+        }
+        thread::park();
+    }
+}
+
+/// Polls `future` once with a waker that does nothing: a task that registers, then moves on.
+fn poll_once<F: std::future::Future + Unpin>(future: &mut F) -> std::task::Poll<F::Output> {
+    let mut cx = std::task::Context::from_waker(std::task::Waker::noop());
+    std::pin::Pin::new(future).poll(&mut cx)
+}
+
+#[test]
+fn async_recv_registers_a_waker_racing_the_send() {
+    loom::model(|| {
+        let (port, chan) = oneshot();
+        let sender = thread::spawn(move || chan.send(1u8).unwrap());
+        assert_eq!(block_on(port.recv_async()).unwrap(), 1);
+        sender.join().unwrap();
+    });
+}
+
+#[test]
+fn async_recv_registers_a_waker_racing_the_sender_drop() {
+    loom::model(|| {
+        let (port, chan) = oneshot::<u8>();
+        let sender = thread::spawn(move || drop(chan));
+        assert!(block_on(port.recv_async()).is_err());
+        sender.join().unwrap();
+    });
+}
+
+#[test]
+fn async_recv_re_polled_with_another_waker_while_the_send_races() {
+    loom::model(|| {
+        let (port, chan) = oneshot();
+        let sender = thread::spawn(move || chan.send(3u8).unwrap());
+        let mut future = Box::pin(port.recv_async());
+        // Register with one waker, then let `block_on`'s own waker take its place: the take-back
+        // races the sender's swap.
+        if poll_once(&mut future).is_pending() {
+            assert_eq!(block_on(future).unwrap(), 3);
+        }
+        sender.join().unwrap();
+    });
+}
+
+#[test]
+fn async_recv_dropped_mid_wait_races_the_send_and_the_message_is_dropped_once() {
+    loom::model(|| {
+        let drops = Arc::new(AtomicUsize::new(0));
+        let (port, chan) = oneshot();
+        let message = Counted(drops.clone());
+        let sender = thread::spawn(move || chan.send(message).map_err(|e| e.into_inner()));
+        let mut future = Box::pin(port.recv_async());
+        let received = match poll_once(&mut future) {
+            std::task::Poll::Ready(received) => Some(received.unwrap()),
+            std::task::Poll::Pending => None,
+        };
+        // Cancel: the registration is taken back (or the sender took it) and the port dropped.
+        drop(future);
+        let handed_back = sender.join().unwrap();
+        let delivered = received.is_some() || handed_back.is_ok();
+        assert_eq!(
+            drops.load(Ordering::SeqCst),
+            usize::from(delivered && received.is_none())
+        );
+        drop(received);
+        drop(handed_back);
+        assert_eq!(drops.load(Ordering::SeqCst), 1);
+    });
+}
+
+pipes_runtime::proto! {
+    echo {
+        Ping: send { Ping(u8) -> Pong }
+        Pong: recv { Pong(u8) -> Ping }
+    }
+}
+
+#[test]
+fn async_recv_of_a_bounded_protocol_round_trip() {
+    loom::model(|| {
+        let (server, client) = echo::init();
+        let echo = thread::spawn(move || {
+            let echo::Ping::Ping(x, pong) = server.recv().unwrap();
+            drop(pong.pong(x + 1).unwrap());
+        });
+        let pong = client.ping(1).unwrap();
+        let echo::Pong::Pong(x, client) = block_on(pong.recv_async()).unwrap();
+        assert_eq!(x, 2);
+        drop(client);
+        echo.join().unwrap();
+    });
+}
+
+#[test]
+fn stream_async_recv_dropped_mid_wait_keeps_the_port_while_the_chan_sends() {
+    loom::model(|| {
+        let (port, chan) = stream();
+        let sender = thread::spawn(move || chan.send(7u8).unwrap());
+        let mut future = port.recv_async();
+        let first = match poll_once(&mut future) {
+            std::task::Poll::Ready(received) => Some(received.unwrap()),
+            std::task::Poll::Pending => None,
+        };
+        drop(future);
+        let message = match first {
+            Some(message) => message,
+            None => block_on(port.recv_async()).unwrap(),
+        };
+        assert_eq!(message, 7);
+        sender.join().unwrap();
+    });
+}
+
+#[test]
+fn port_set_async_recv_sleeps_racing_a_send_and_the_hang_up() {
+    loom::model(|| {
+        let set = PortSet::new();
+        let chan = set.chan();
+        let sender = thread::spawn(move || {
+            chan.send(4u8).unwrap();
+            drop(chan);
+        });
+        assert_eq!(block_on(set.recv_async()).unwrap(), 4);
+        assert!(block_on(set.recv_async()).is_err());
+        sender.join().unwrap();
+    });
+}
+
+#[test]
+fn select2_async_registers_racing_a_send_and_a_hang_up() {
+    loom::model(|| {
+        let (a, a_chan) = oneshot::<u8>();
+        let (b, b_chan) = oneshot::<u8>();
+        let sender = thread::spawn(move || {
+            drop(a_chan);
+            b_chan.send(2).unwrap();
+        });
+        // Either may be chosen: a hung up, b holds a message, whichever the select saw first.
+        match block_on(pipes_runtime::select2_async(a, b)) {
+            Either::Left((closed, b)) => {
+                assert!(closed.is_err());
+                assert_eq!(block_on(b.recv_async()).unwrap(), 2);
+            }
+            Either::Right((_a, message)) => assert_eq!(message.unwrap(), 2),
+        }
+        sender.join().unwrap();
     });
 }

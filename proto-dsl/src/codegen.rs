@@ -860,6 +860,21 @@ impl<'a> Gen<'a> {
             " Blocks until the message of state `{state_name}` arrives; fails if the sender was \
              dropped first."
         );
+        let doc_recv_async = format!(
+            " A future of the message of state `{state_name}`, for any executor; resolves as \
+             `recv` returns. Dropping it before it resolves drops this endpoint, so the peer \
+             sees the pipe closed."
+        );
+        // A single-use packet's future already yields the message enum; a slot's yields the
+        // slot message and the share, which `__arrive` turns into the enum.
+        let recv_async_body = if self.buffered {
+            quote! {
+                let future = self.0.recv_async(&Self::STATE);
+                async move { future.await #arrive }
+            }
+        } else {
+            quote!(self.0.recv_async(&Self::STATE))
+        };
         quote! {
             impl #impl_generics #receiver::#name #ty_generics {
                 const STATE: #rt::StateName = #rt::StateName {
@@ -883,6 +898,13 @@ impl<'a> Gen<'a> {
                     timeout: #rt::Duration,
                 ) -> #rt::Result<#message, #rt::RecvTimeoutError<Self>> {
                     self.0.recv_timeout(timeout, &Self::STATE) #arrive .map_err(|e| e.map(Self))
+                }
+
+                #[doc = #doc_recv_async]
+                pub fn recv_async(
+                    self,
+                ) -> impl #rt::Future<Output = #rt::Result<#message, #rt::RecvError>> {
+                    #recv_async_body
                 }
             }
 

@@ -3,7 +3,8 @@
 //! Parse: `runtime; endpoint => { Message(bindings) -> next { body }, ..., closed => { body } },
 //! ..., timeout(duration) => { body }`. Expand: one `selecti` (or `selecti_timeout`) over all
 //! endpoints, then a `match` on the index; the ready endpoint is received from (it cannot block)
-//! and its message matched against the arms. The arms are a plain `match` on the state's enum,
+//! and its message matched against the arms. `select_async!` (an `async;` after the runtime)
+//! awaits `selecti_async` instead and has no timeout arm. The arms are a plain `match` on the state's enum,
 //! so a forgotten message is rustc's own non-exhaustive-patterns error, at the endpoint.
 
 use proc_macro2::{Ident, Span, TokenStream};
@@ -15,6 +16,8 @@ use syn::{Block, Expr, Pat, Path, Token, braced, parenthesized};
 /// The whole invocation.
 pub(crate) struct Select {
     runtime: TokenStream,
+    /// `select_async!`: wait with `selecti_async(..).await` instead of blocking.
+    asynchronous: bool,
     endpoints: Vec<Endpoint>,
     timeout: Option<(Expr, Block)>,
 }
@@ -46,11 +49,24 @@ impl Parse for Select {
             runtime.extend([input.parse::<proc_macro2::TokenTree>()?]);
         }
         input.parse::<Token![;]>()?;
+        let asynchronous = input.peek(Token![async]) && input.peek2(Token![;]);
+        if asynchronous {
+            input.parse::<Token![async]>()?;
+            input.parse::<Token![;]>()?;
+        }
         let mut endpoints = Vec::new();
         let mut timeout = None;
         while !input.is_empty() {
             if input.peek(kw::timeout) && input.peek2(syn::token::Paren) {
-                input.parse::<kw::timeout>()?;
+                let keyword = input.parse::<kw::timeout>()?;
+                if asynchronous {
+                    // The runtime has no timer: an executor's own does this job.
+                    return Err(syn::Error::new(
+                        keyword.span,
+                        "select_async! has no `timeout(..)` arm: race it against your \
+                         executor's timer",
+                    ));
+                }
                 let duration;
                 parenthesized!(duration in input);
                 let duration: Expr = duration.parse()?;
@@ -73,6 +89,7 @@ impl Parse for Select {
         }
         Ok(Select {
             runtime,
+            asynchronous,
             endpoints,
             timeout,
         })
@@ -165,6 +182,9 @@ impl Select {
             quote_spanned!(expr.span()=> &#expr as &dyn #rt::Selectable)
         });
         let ready = match &self.timeout {
+            None if self.asynchronous => {
+                quote!(::core::option::Option::Some(#rt::selecti_async(&[#(#refs),*]).await))
+            }
             None => quote!(::core::option::Option::Some(#rt::selecti(&[#(#refs),*]))),
             Some((duration, _)) => quote!(#rt::selecti_timeout(&[#(#refs),*], #duration)),
         };

@@ -1,0 +1,163 @@
+//! Async receives: [`RecvFuture`], a `Future` over any receiving end of a packet, for any
+//! executor (the runtime depends on none).
+//!
+//! A future polls the same state word a blocking receive waits on. The message already there
+//! is taken at once; otherwise the future leaves a [`Waiter::Task`] holding the task's `Waker`
+//! in the word (compare-exchange `EMPTY` -> waiter word), exactly where a blocked thread would
+//! leave its handle, and returns `Pending`. The sender's swap takes that reference and wakes the
+//! task, so a send stays one swap and never blocks whether the receiver is a thread or a task.
+//!
+//! # Polling with another waker
+//!
+//! When the task moves (a re-poll with a waker that would not wake the same task), the future
+//! takes its registration back (compare-exchange waiter word -> `EMPTY`, which returns the
+//! reference to it) and registers the new waker. If the take-back fails, the sender swapped the
+//! waiter out first: the packet is settled and the message is taken on this very poll.
+//!
+//! # Cancel safety
+//!
+//! Dropping a pending future drops the endpoint it owns: first it takes its registration back
+//! (or finds the sender already took it), then the endpoint is dropped as any endpoint is, so
+//! the peer sees the pipe closed: a later send hands its message back, and a message that was
+//! already sent is dropped with the endpoint. Nothing is lost silently *and* nothing is kept:
+//! to stop waiting without closing the pipe, do not drop the future, or use `try_recv`.
+
+use std::fmt;
+use std::future::Future;
+use std::pin::Pin;
+use std::task::{Context, Poll};
+
+use crate::error::RecvError;
+use crate::packet::{Receiving, StateName, StateWord, is_settled};
+use crate::sync::Arc;
+use crate::waiter::Waiter;
+
+/// A task's registration in one state word: the core of every receive future here.
+#[derive(Debug, Default)]
+pub(crate) struct Registration {
+    /// Our reference to the task waiter we left in the state word, if we left one. The word
+    /// holds a second reference, owned by whoever swaps it out: the sender, or us taking it
+    /// back.
+    waiter: Option<Arc<Waiter>>,
+}
+
+impl Registration {
+    /// `Ready(word)` once the packet is settled (`FULL` or `TERMINATED`, read with Acquire), so
+    /// the endpoint may take it; otherwise leaves the task's waker in `word` and `Pending`.
+    pub(crate) fn poll(&mut self, word: &StateWord, cx: &Context<'_>) -> Poll<usize> {
+        let found = word.load();
+        if is_settled(found) {
+            // Any registration was swapped out by the sender, who owns and wakes it; ours goes.
+            if let Some(waiter) = self.waiter.take() {
+                Waiter::recycle(waiter);
+            }
+            return Poll::Ready(found);
+        }
+        if let Some(waiter) = &self.waiter {
+            if let Waiter::Task(waker) = &**waiter
+                && waker.will_wake(cx.waker())
+            {
+                // Still registered with a waker that wakes this task: a spurious poll.
+                return Poll::Pending;
+            }
+            // The task moved: take the old waker back before leaving the new one.
+            if let Err(found) = self.cancel(word) {
+                return Poll::Ready(found);
+            }
+        }
+        let waiter = Waiter::task(cx.waker());
+        match word.register(&waiter) {
+            // The exchange from `EMPTY` is the re-check: a sender that comes after it finds the
+            // waiter and wakes us.
+            Ok(()) => {
+                self.waiter = Some(waiter);
+                Poll::Pending
+            }
+            Err(found) => {
+                debug_assert!(is_settled(found), "one receiver registers at a time");
+                Waiter::recycle(waiter);
+                Poll::Ready(found)
+            }
+        }
+    }
+
+    /// Takes our waiter back out of `word`. `Ok` if it was there, or if there is none (the word
+    /// is as before we registered); otherwise the sender swapped it out and owns that
+    /// reference, and the word it left (`FULL` or `TERMINATED`, read with Acquire) is returned.
+    pub(crate) fn cancel(&mut self, word: &StateWord) -> Result<(), usize> {
+        let Some(waiter) = self.waiter.take() else {
+            return Ok(());
+        };
+        let result = word.unregister(&waiter);
+        // Either way our own reference goes: the word's one is taken back, or it is the
+        // sender's.
+        Waiter::recycle(waiter);
+        result
+    }
+}
+
+/// A future that receives one message from a receiving end of a packet (a single-use
+/// `RecvPacket` or a session buffer's `RecvSlot`). Resolves to what the blocking `recv` returns.
+///
+/// Cancel-safe in the sense that matters for pipes: dropping it before it resolves drops the
+/// endpoint, so the peer sees the pipe closed (see the module docs); no waker is leaked.
+#[must_use = "a future does nothing unless polled; dropping it closes the pipe"]
+pub struct RecvFuture<R: Receiving> {
+    /// The endpoint, until the future resolves.
+    end: Option<R>,
+    registration: Registration,
+    /// Names the state for the error of a closed pipe.
+    at: StateName,
+}
+
+// The future never hands out a pinned reference to its fields, and the state word holds the
+// waiter's address, not the future's: moving the future between polls is fine.
+impl<R: Receiving> Unpin for RecvFuture<R> {}
+
+impl<R: Receiving> RecvFuture<R> {
+    pub(crate) fn new(end: R, at: StateName) -> Self {
+        RecvFuture {
+            end: Some(end),
+            registration: Registration::default(),
+            at,
+        }
+    }
+}
+
+impl<R: Receiving> Future for RecvFuture<R> {
+    type Output = Result<R::Output, RecvError>;
+
+    fn poll(self: Pin<&mut Self>, cx: &mut Context<'_>) -> Poll<Self::Output> {
+        let this = self.get_mut();
+        let end = this
+            .end
+            .as_ref()
+            .expect("RecvFuture polled after it resolved");
+        let word = std::task::ready!(this.registration.poll(end.word(), cx));
+        let end = this.end.take().expect("the endpoint is still ours");
+        Poll::Ready(end.take(word).ok_or_else(|| this.at.closed()))
+    }
+}
+
+impl<R: Receiving> Drop for RecvFuture<R> {
+    fn drop(&mut self) {
+        if let Some(end) = self.end.take() {
+            // The waiter must be out of the word before the endpoint's drop swaps in
+            // `TERMINATED` (which expects no waiter) and, for a single-use packet, may free it.
+            // A failed take-back means the sender swapped it out: the packet is settled, and
+            // dropping the endpoint drops any message in it.
+            let _ = self.registration.cancel(end.word());
+            drop(end);
+        }
+    }
+}
+
+impl<R: Receiving> fmt::Debug for RecvFuture<R> {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.debug_struct("RecvFuture")
+            .field("state", &self.at)
+            .field("resolved", &self.end.is_none())
+            .field("registration", &self.registration)
+            .finish()
+    }
+}
