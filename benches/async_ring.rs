@@ -70,88 +70,63 @@ fn pipes_ring(tasks: usize, laps: u64) -> RingFuture {
                 })
             })
             .collect();
-        let mut first = None;
-        for handle in handles {
-            let last = handle.await.unwrap();
-            first.get_or_insert(last);
-        }
-        first.unwrap()
+        first_last(handles).await
     })
 }
 
-fn mpsc_ring(tasks: usize, laps: u64) -> RingFuture {
-    Box::pin(async move {
-        let (senders, receivers): (Vec<_>, Vec<_>) = (0..tasks)
-            .map(|_| tokio::sync::mpsc::unbounded_channel::<u64>())
-            .unzip();
-        let mut receivers: Vec<_> = receivers.into_iter().map(Some).collect();
-        receivers.rotate_right(1);
-        let handles: Vec<_> = senders
-            .into_iter()
-            .zip(receivers)
-            .enumerate()
-            .map(|(i, (right, left))| {
-                let mut left = left.unwrap();
-                tokio::spawn(async move {
-                    let mut last = 0;
-                    for lap in 0..laps {
-                        if i == 0 && lap == 0 {
-                            right.send(0).unwrap();
-                        }
-                        let n = left.recv().await.unwrap();
-                        last = n;
-                        if passes_on(i, lap, laps) {
-                            right.send(n + 1).unwrap();
-                        }
-                    }
-                    last
-                })
+/// The same ring for a channel crate: one channel per link, `$recv` awaiting one message.
+macro_rules! peer_ring {
+    ($name:ident, $make:expr, |$left:ident| $recv:expr) => {
+        fn $name(tasks: usize, laps: u64) -> RingFuture {
+            Box::pin(async move {
+                let (senders, receivers): (Vec<_>, Vec<_>) = (0..tasks).map(|_| $make).unzip();
+                let mut receivers: Vec<_> = receivers.into_iter().map(Some).collect();
+                receivers.rotate_right(1);
+                let handles: Vec<_> = senders
+                    .into_iter()
+                    .zip(receivers)
+                    .enumerate()
+                    .map(|(i, (right, left))| {
+                        #[allow(unused_mut)]
+                        let mut $left = left.unwrap();
+                        tokio::spawn(async move {
+                            let mut last = 0;
+                            for lap in 0..laps {
+                                if i == 0 && lap == 0 {
+                                    right.send(0).unwrap();
+                                }
+                                let n = $recv.await.unwrap();
+                                last = n;
+                                if passes_on(i, lap, laps) {
+                                    right.send(n + 1).unwrap();
+                                }
+                            }
+                            last
+                        })
+                    })
+                    .collect();
+                first_last(handles).await
             })
-            .collect();
-        let mut first = None;
-        for handle in handles {
-            let last = handle.await.unwrap();
-            first.get_or_insert(last);
         }
-        first.unwrap()
-    })
+    };
 }
 
-fn flume_ring(tasks: usize, laps: u64) -> RingFuture {
-    Box::pin(async move {
-        let (senders, receivers): (Vec<_>, Vec<_>) =
-            (0..tasks).map(|_| flume::unbounded::<u64>()).unzip();
-        let mut receivers: Vec<_> = receivers.into_iter().map(Some).collect();
-        receivers.rotate_right(1);
-        let handles: Vec<_> = senders
-            .into_iter()
-            .zip(receivers)
-            .enumerate()
-            .map(|(i, (right, left))| {
-                let left = left.unwrap();
-                tokio::spawn(async move {
-                    let mut last = 0;
-                    for lap in 0..laps {
-                        if i == 0 && lap == 0 {
-                            right.send(0).unwrap();
-                        }
-                        let n = left.recv_async().await.unwrap();
-                        last = n;
-                        if passes_on(i, lap, laps) {
-                            right.send(n + 1).unwrap();
-                        }
-                    }
-                    last
-                })
-            })
-            .collect();
-        let mut first = None;
-        for handle in handles {
-            let last = handle.await.unwrap();
-            first.get_or_insert(last);
-        }
-        first.unwrap()
-    })
+peer_ring!(
+    mpsc_ring,
+    tokio::sync::mpsc::unbounded_channel::<u64>(),
+    |left| left.recv()
+);
+peer_ring!(flume_ring, flume::unbounded::<u64>(), |left| left
+    .recv_async());
+
+/// What task 0 received last: the first handle's result (every task is awaited).
+async fn first_last(handles: Vec<tokio::task::JoinHandle<u64>>) -> u64 {
+    let mut first = None;
+    for handle in handles {
+        let last = handle.await.unwrap();
+        first.get_or_insert(last);
+    }
+    first.expect("a ring has tasks")
 }
 
 /// Median wall and CPU µs per hop of `repeats` runs of `ring` on a fresh runtime each.
