@@ -29,7 +29,7 @@ use std::time::{Duration, Instant};
 use crate::error::{RecvError, RecvTimeoutError, TryRecvError};
 use crate::future::RecvFuture;
 use crate::packet::{
-    EMPTY, FULL, Packet, Receiving, StateName, StateWord, TERMINATED, is_settled, wake,
+    EMPTY, FULL, Packet, Receiving, Settled, StateName, StateWord, TERMINATED, is_settled, wake,
 };
 use crate::sync::{AtomicUsize, Ordering, fence};
 
@@ -302,11 +302,11 @@ impl<T, B: Slots> Receiving for RecvSlot<T, B> {
     }
 
     /// Takes the message and resets the slot for its next use, or ends this side.
-    fn take(self, word: usize) -> Option<(T, Session<B>)> {
+    fn take(self, settled: Settled) -> Option<(T, Session<B>)> {
         let mut this = ManuallyDrop::new(self);
         // SAFETY: `this` is never used or dropped again, so the share is moved out once.
         let session = unsafe { ManuallyDrop::take(&mut this.session) };
-        if word != FULL {
+        if !settled.is_full() {
             return None;
         }
         let packet = this.packet();

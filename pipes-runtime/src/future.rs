@@ -2,7 +2,7 @@
 //! executor (the runtime depends on none).
 //!
 //! A future polls the same state word a blocking receive waits on. The message already there
-//! is taken at once; otherwise the future leaves a [`Waiter::Task`] holding the task's `Waker`
+//! is taken at once; otherwise the future leaves a `Waiter::Task` holding the task's `Waker`
 //! in the word (compare-exchange `EMPTY` -> waiter word), exactly where a blocked thread would
 //! leave its handle, and returns `Pending`. The sender's swap takes that reference and wakes the
 //! task, so a send stays one swap and never blocks whether the receiver is a thread or a task.
@@ -10,9 +10,9 @@
 //! # Polling with another waker
 //!
 //! When the task moves (a re-poll with a waker that would not wake the same task), the future
-//! takes its registration back (compare-exchange waiter word -> `EMPTY`, which returns the
-//! reference to it) and registers the new waker. If the take-back fails, the sender swapped the
-//! waiter out first: the packet is settled and the message is taken on this very poll.
+//! takes its registration back out of the word (which returns the reference to it) and
+//! registers the new waker. If the sender swapped the waiter out first, the packet is settled
+//! and the message is taken on this very poll. (`StateWord::watch` in `packet.rs` does both.)
 //!
 //! # Cancel safety
 //!
@@ -28,7 +28,7 @@ use std::pin::Pin;
 use std::task::{Context, Poll};
 
 use crate::error::RecvError;
-use crate::packet::{Receiving, StateName, StateWord, is_settled};
+use crate::packet::{Receiving, Settled, StateName, StateWord};
 use crate::sync::Arc;
 use crate::waiter::Waiter;
 
@@ -37,62 +37,22 @@ use crate::waiter::Waiter;
 pub(crate) struct Registration {
     /// Our reference to the task waiter we left in the state word, if we left one. The word
     /// holds a second reference, owned by whoever swaps it out: the sender, or us taking it
-    /// back.
+    /// back. Another watcher of the same word may carry it (see `waiter.rs`).
     waiter: Option<Arc<Waiter>>,
 }
 
 impl Registration {
-    /// `Ready(word)` once the packet is settled (`FULL` or `TERMINATED`, read with Acquire), so
-    /// the endpoint may take it; otherwise leaves the task's waker in `word` and `Pending`.
-    pub(crate) fn poll(&mut self, word: &StateWord, cx: &Context<'_>) -> Poll<usize> {
-        let found = word.load();
-        if is_settled(found) {
-            // Any registration was swapped out by the sender, who owns and wakes it; ours goes.
-            if let Some(waiter) = self.waiter.take() {
-                Waiter::recycle(waiter);
-            }
-            return Poll::Ready(found);
-        }
-        if let Some(waiter) = &self.waiter {
-            if let Waiter::Task(waker) = &**waiter
-                && waker.will_wake(cx.waker())
-            {
-                // Still registered with a waker that wakes this task: a spurious poll.
-                return Poll::Pending;
-            }
-            // The task moved: take the old waker back before leaving the new one.
-            if let Err(found) = self.cancel(word) {
-                return Poll::Ready(found);
-            }
-        }
-        let waiter = Waiter::task(cx.waker());
-        match word.register(&waiter) {
-            // The exchange from `EMPTY` is the re-check: a sender that comes after it finds the
-            // waiter and wakes us.
-            Ok(()) => {
-                self.waiter = Some(waiter);
-                Poll::Pending
-            }
-            Err(found) => {
-                debug_assert!(is_settled(found), "one receiver registers at a time");
-                Waiter::recycle(waiter);
-                Poll::Ready(found)
-            }
-        }
+    /// `Ready` once the sender is done with the packet, so the endpoint may take it; otherwise
+    /// leaves the task's waker in `word` and `Pending`. A re-poll with another waker moves the
+    /// registration to it.
+    pub(crate) fn poll(&mut self, word: &StateWord, cx: &Context<'_>) -> Poll<Settled> {
+        word.watch(cx.waker(), &mut self.waiter)
     }
 
-    /// Takes our waiter back out of `word`. `Ok` if it was there, or if there is none (the word
-    /// is as before we registered); otherwise the sender swapped it out and owns that
-    /// reference, and the word it left (`FULL` or `TERMINATED`, read with Acquire) is returned.
-    pub(crate) fn cancel(&mut self, word: &StateWord) -> Result<(), usize> {
-        let Some(waiter) = self.waiter.take() else {
-            return Ok(());
-        };
-        let result = word.unregister(&waiter);
-        // Either way our own reference goes: the word's one is taken back, or it is the
-        // sender's.
-        Waiter::recycle(waiter);
-        result
+    /// Takes our waiter back out of `word`. `Some` if the sender was done meanwhile (it swapped
+    /// the waiter out and owns that reference).
+    pub(crate) fn cancel(&mut self, word: &StateWord) -> Option<Settled> {
+        word.unwatch(&mut self.waiter)
     }
 }
 
@@ -133,9 +93,9 @@ impl<R: Receiving> Future for RecvFuture<R> {
             .end
             .as_ref()
             .expect("RecvFuture polled after it resolved");
-        let word = std::task::ready!(this.registration.poll(end.word(), cx));
+        let settled = std::task::ready!(this.registration.poll(end.word(), cx));
         let end = this.end.take().expect("the endpoint is still ours");
-        Poll::Ready(end.take(word).ok_or_else(|| this.at.closed()))
+        Poll::Ready(end.take(settled).ok_or_else(|| this.at.closed()))
     }
 }
 
@@ -146,7 +106,7 @@ impl<R: Receiving> Drop for RecvFuture<R> {
             // `TERMINATED` (which expects no waiter) and, for a single-use packet, may free it.
             // A failed take-back means the sender swapped it out: the packet is settled, and
             // dropping the endpoint drops any message in it.
-            let _ = self.registration.cancel(end.word());
+            self.registration.cancel(end.word());
             drop(end);
         }
     }

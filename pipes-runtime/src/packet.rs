@@ -34,6 +34,7 @@ use std::fmt;
 use std::marker::PhantomData;
 use std::mem::{self, MaybeUninit};
 use std::ptr::NonNull;
+use std::task::{Poll, Waker};
 use std::time::{Duration, Instant};
 
 use crate::alloc::{alloc_packet, free_packet};
@@ -70,6 +71,34 @@ impl StateName {
     }
 }
 
+/// A state word whose sender has made its final transition: `FULL` or `TERMINATED`, read with
+/// Acquire. Only this crate makes one, and a receiving end takes its packet only with one, so no
+/// receive can take (or free) a packet its sender may still write, whatever else it found in
+/// the word.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct Settled(usize);
+
+impl Settled {
+    /// `word` as settled, if it is.
+    pub(crate) fn new(word: usize) -> Option<Self> {
+        is_settled(word).then_some(Settled(word))
+    }
+
+    /// Whether the sender sent its message (rather than hung up).
+    pub(crate) fn is_full(self) -> bool {
+        self.0 == FULL
+    }
+}
+
+/// Why [`StateWord::register`] left no waiter.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub(crate) enum Found {
+    /// The sender is done: a receive would not wait.
+    Settled(Settled),
+    /// The word holds this very waiter already (one select waiting on an endpoint twice).
+    Duplicate,
+}
+
 /// A packet's state word, seen from outside the packet: what select and port sets wait on.
 /// Opaque: only this crate reads or writes it.
 pub struct StateWord(pub(crate) AtomicUsize);
@@ -80,57 +109,52 @@ impl fmt::Debug for StateWord {
     }
 }
 
-/// What select and port sets do to a packet they wait on without receiving from it: read it,
-/// leave a waiter in it, and take the waiter back. A receive through the endpoint itself
-/// happens only after the waiter is gone (taken back, or swapped out by the sender).
+/// The receiving side's transitions: wait, register a waiter, take it back.
+///
+/// The receiving side of a word (its endpoint, and the selects and port sets watching it) acts
+/// from one thread at a time: endpoints are not `Sync`, and a future that borrows one is not
+/// `Send`. Only the sender acts concurrently, and only by swapping in `FULL` or `TERMINATED`.
+/// But the receiving side may find in the word a waiter it did not leave in this call: a watch
+/// of a select future that is still pending or was forgotten (`mem::forget` is safe). So
+/// nothing here ever takes a waiter word for a settled one, and whoever takes a waiter out of the
+/// word owns its reference and wakes it (or, for a task, carries it; see `waiter.rs`): a
+/// leftover watch costs at worst a spurious wake.
 impl StateWord {
-    /// Waits until the sender has made its final transition or `deadline` passes, and returns
-    /// the state word, read with Acquire. On a timeout the word is `EMPTY` and no waiter is
-    /// left registered.
-    pub(crate) fn wait(&self, deadline: Option<Instant>) -> usize {
-        let state = &self.0;
-        let word = state.load(Ordering::Acquire);
-        if is_settled(word) {
-            return word;
+    /// Waits until the sender has made its final transition, or `deadline` passes (then
+    /// `None`, with no waiter of ours left in the word).
+    pub(crate) fn wait(&self, deadline: Option<Instant>) -> Option<Settled> {
+        if let Some(settled) = self.settled() {
+            return Some(settled);
         }
-        if spin_until(deadline, || is_settled(state.load(Ordering::Relaxed))) {
-            return state.load(Ordering::Acquire);
+        if spin_until(deadline, || is_settled(self.0.load(Ordering::Relaxed))) {
+            return self.settled();
         }
-        let blocked = Waiter::into_word(Waiter::current());
-        // Release publishes the waiter to the sender that will swap it out; Acquire on failure
-        // makes the payload of a sender that got there first visible.
-        if let Err(word) =
-            state.compare_exchange(EMPTY, blocked, Ordering::AcqRel, Ordering::Acquire)
-        {
-            // SAFETY: the exchange failed, so the word was never stored: we still own it.
-            drop(unsafe { Waiter::from_word(blocked) });
-            return word;
-        }
+        let me = Waiter::current();
+        let blocked = Arc::as_ptr(&me) as usize;
         loop {
-            // The word changes only when a sender swaps our waiter out (spurious unparks are
-            // possible, hence the loop).
-            let word = state.load(Ordering::Acquire);
-            if word != blocked {
-                return word;
+            match self.register(&me) {
+                Err(Found::Settled(settled)) => return Some(settled),
+                // A reference of ours already there (a select of this thread that unwound
+                // midway left it) wakes us all the same.
+                Ok(()) | Err(Found::Duplicate) => {}
             }
-            match deadline {
-                None => thread::park(),
-                Some(deadline) => {
-                    if park_until(deadline) {
-                        continue;
-                    }
-                    match state.compare_exchange(
-                        blocked,
-                        EMPTY,
-                        Ordering::Relaxed,
-                        Ordering::Acquire,
-                    ) {
-                        Ok(_) => {
-                            // SAFETY: we took our own word back out of the state word.
-                            drop(unsafe { Waiter::from_word(blocked) });
-                            return EMPTY;
+            loop {
+                // The word changes only when a sender swaps our waiter out (spurious unparks are
+                // possible, hence the loop).
+                let word = self.0.load(Ordering::Acquire);
+                if let Some(settled) = Settled::new(word) {
+                    return Some(settled);
+                }
+                if word != blocked {
+                    // Displaced, which no one can do while we block; register again all the same.
+                    break;
+                }
+                match deadline {
+                    None => thread::park(),
+                    Some(deadline) => {
+                        if !park_until(deadline) {
+                            return self.unregister(&me).err().and_then(Settled::new);
                         }
-                        Err(word) => return word,
                     }
                 }
             }
@@ -142,35 +166,58 @@ impl StateWord {
         self.0.load(Ordering::Acquire)
     }
 
+    /// The word if the sender is done with it.
+    pub(crate) fn settled(&self) -> Option<Settled> {
+        Settled::new(self.load())
+    }
+
     /// Whether the sender has made its final transition: a receive would not wait.
     pub(crate) fn is_ready(&self) -> bool {
         is_settled(self.0.load(Ordering::Acquire))
     }
 
-    /// Leaves one reference to `waiter` in the word if it is `EMPTY`, so the sender that fills or
-    /// terminates the packet wakes it. On failure returns the word found: `FULL` or
-    /// `TERMINATED`, or `waiter`'s own word when this packet already holds it (the same endpoint
-    /// selected twice); the reference is not stored then.
-    pub(crate) fn register(&self, waiter: &Arc<Waiter>) -> Result<(), usize> {
+    /// Leaves one reference to `waiter` (a thread's, shared by every word a select waits on, or
+    /// a port set's) in the word, so the sender that fills or terminates the packet wakes it. A
+    /// waiter of another watcher found there is displaced and woken: its owner, if it still
+    /// waits, looks again after us. Fails when the sender is done, or when the word holds
+    /// `waiter` already.
+    pub(crate) fn register(&self, waiter: &Arc<Waiter>) -> Result<(), Found> {
+        // The reference is made before the exchange: once the word holds it, a sender may take
+        // it and let it go at once.
         let word = Waiter::into_word(Arc::clone(waiter));
-        // Release publishes the waiter to the sender that will swap it out; Acquire on failure
-        // makes the payload of a sender that got there first visible.
-        match self
-            .0
-            .compare_exchange(EMPTY, word, Ordering::AcqRel, Ordering::Acquire)
-        {
-            Ok(_) => Ok(()),
-            Err(found) => {
-                // SAFETY: the exchange failed, so `word` was never stored: we still own it.
-                drop(unsafe { Waiter::from_word(word) });
-                Err(found)
+        let mut found = self.0.load(Ordering::Acquire);
+        let result = loop {
+            if let Some(settled) = Settled::new(found) {
+                break Err(Found::Settled(settled));
             }
-        }
+            if found == word {
+                break Err(Found::Duplicate);
+            }
+            // Release publishes the waiter to the sender that swaps it out; Acquire makes a
+            // displaced waiter (and, on failure, a settled word's payload) visible.
+            match self
+                .0
+                .compare_exchange(found, word, Ordering::AcqRel, Ordering::Acquire)
+            {
+                Ok(_) => {
+                    if found != EMPTY {
+                        // SAFETY: a waiter word, exchanged out by us.
+                        unsafe { wake(found) };
+                    }
+                    return Ok(());
+                }
+                Err(now) => found = now,
+            }
+        };
+        // SAFETY: the word was never stored: its reference is still ours.
+        drop(unsafe { Waiter::from_word(word) });
+        result
     }
 
     /// Takes back a reference that [`StateWord::register`] left, restoring `EMPTY`. Fails with
     /// the word found when the word no longer holds `waiter`: a sender swapped it out and owns
-    /// that reference (it wakes the waiter, harmlessly late), or it was already taken back.
+    /// that reference (it wakes the waiter, harmlessly late), a receive displaced it, or it was
+    /// already taken back.
     pub(crate) fn unregister(&self, waiter: &Arc<Waiter>) -> Result<(), usize> {
         let word = Arc::as_ptr(waiter) as usize;
         match self
@@ -185,6 +232,131 @@ impl StateWord {
             }
             Err(found) => Err(found),
         }
+    }
+
+    /// Watches the word for the task of `waker`: `Ready` once the sender is done, otherwise
+    /// leaves a waiter that wakes the task and returns `Pending`. `mine` is this watcher's
+    /// registration, kept between polls; a re-poll with the same waker while it is on top of
+    /// the word is two loads.
+    ///
+    /// Other watchers found in the word are kept: a task's waiter that wakes this task already
+    /// is put back as it is; other tasks' waiters are carried by ours (see `waiter.rs`), so two
+    /// tasks watching one word never displace each other back and forth.
+    pub(crate) fn watch(&self, waker: &Waker, mine: &mut Option<Arc<Waiter>>) -> Poll<Settled> {
+        loop {
+            let found = self.0.load(Ordering::Acquire);
+            if let Some(settled) = Settled::new(found) {
+                // A sender took the waiters with its swap and wakes them; our reference goes.
+                if let Some(waiter) = mine.take() {
+                    Waiter::recycle(waiter);
+                }
+                return Poll::Ready(settled);
+            }
+            if let Some(waiter) = mine.as_ref()
+                && Arc::as_ptr(waiter) as usize == found
+                && waiter.is_task_of(waker)
+            {
+                return Poll::Pending;
+            }
+            // Take the waiters out to look at them: whoever owns a waiter's word reference may
+            // read the chain below it. While the word is `EMPTY` a sender that settles it wakes
+            // nobody, so if putting back fails below, we wake what we hold.
+            let mut taken = None;
+            if found != EMPTY {
+                if self
+                    .0
+                    .compare_exchange(found, EMPTY, Ordering::Acquire, Ordering::Relaxed)
+                    .is_err()
+                {
+                    continue;
+                }
+                // SAFETY: a waiter word, exchanged out by us.
+                taken = Some(unsafe { Waiter::from_word(found) });
+            }
+            // Our own registration on top is replaced, not carried.
+            if let (Some(top), Some(waiter)) = (&taken, &*mine)
+                && Arc::ptr_eq(top, waiter)
+            {
+                taken = top.take_below();
+                if let Some(waiter) = mine.take() {
+                    Waiter::recycle(waiter);
+                }
+            }
+            let (put, ours) = match taken {
+                Some(chain) if chain.wakes(waker) => (chain, false),
+                Some(chain) if matches!(*chain, Waiter::Task { .. }) => {
+                    (Waiter::carrying(waker, Waiter::into_word(chain)), true)
+                }
+                // A thread or a port set does not wait on a word that a task watches (they are
+                // on one thread); a stale one is woken to look again.
+                Some(other) => {
+                    Waiter::wake(other);
+                    (Waiter::task(waker), true)
+                }
+                None => (Waiter::task(waker), true),
+            };
+            if ours && let Some(old) = mine.replace(Arc::clone(&put)) {
+                Waiter::recycle(old);
+            }
+            let word = Waiter::into_word(put);
+            // Release publishes the chain to the sender that swaps it out.
+            if self
+                .0
+                .compare_exchange(EMPTY, word, Ordering::AcqRel, Ordering::Acquire)
+                .is_ok()
+            {
+                return Poll::Pending;
+            }
+            // Only a sender changes an `EMPTY` word: it is settled now, and we hold the waiters
+            // its swap would have woken. Ours needs no wake: the loop returns `Ready`.
+            // SAFETY: the word was never stored: its reference is still ours.
+            let put = unsafe { Waiter::from_word(word) };
+            if ours {
+                if let Some(below) = put.take_below() {
+                    Waiter::wake(below);
+                }
+            } else {
+                Waiter::wake(put);
+            }
+        }
+    }
+
+    /// Ends a [`StateWord::watch`]: takes `mine` back out of the word if it is on top, putting
+    /// back what it carried. Returns the word if the sender is done (the watch was swapped out,
+    /// and the message is there for the endpoint's next receive). A registration that another
+    /// watcher carries stays where it is, and costs at worst a spurious wake.
+    pub(crate) fn unwatch(&self, mine: &mut Option<Arc<Waiter>>) -> Option<Settled> {
+        let waiter = mine.take()?;
+        let word = Arc::as_ptr(&waiter) as usize;
+        let result =
+            match self
+                .0
+                .compare_exchange(word, EMPTY, Ordering::Acquire, Ordering::Acquire)
+            {
+                Ok(_) => {
+                    // SAFETY: our own waiter word, exchanged out by us.
+                    let taken = unsafe { Waiter::from_word(word) };
+                    if let Some(below) = taken.take_below() {
+                        let below = Waiter::into_word(below);
+                        // Release republishes the carried chain.
+                        if let Err(found) = self.0.compare_exchange(
+                            EMPTY,
+                            below,
+                            Ordering::AcqRel,
+                            Ordering::Acquire,
+                        ) {
+                            // Settled meanwhile: the waiters the sender would have woken are ours.
+                            // SAFETY: the word was never stored: its reference is still ours.
+                            Waiter::wake(unsafe { Waiter::from_word(below) });
+                            debug_assert!(is_settled(found));
+                        }
+                    }
+                    None
+                }
+                Err(found) => Settled::new(found),
+            };
+        Waiter::recycle(waiter);
+        result
     }
 }
 
@@ -307,8 +479,9 @@ impl<T> Packet<T> {
         word
     }
 
-    /// The receiver's drop transition: drops an unreceived message. Returns the word it
-    /// replaced.
+    /// The receiver's drop transition: drops an unreceived message, and wakes a watch left in
+    /// the word (a forgotten select future's: its sender is not done, so the packet is not the
+    /// caller's to free). Returns the word it replaced.
     ///
     /// # Safety
     /// `this` is a live packet whose receiver is the caller, which has not made its final
@@ -325,10 +498,10 @@ impl<T> Packet<T> {
                 unsafe { (*slot).assume_init_drop() }
             });
         }
-        debug_assert!(
-            is_settled(word) || word == EMPTY,
-            "no waiter is left registered"
-        );
+        if !is_settled(word) && word != EMPTY {
+            // SAFETY: a waiter word, just swapped out by us.
+            unsafe { wake(word) };
+        }
         word
     }
 
@@ -364,24 +537,26 @@ pub trait Receiving: Sized {
     /// The state word of the packet this end receives from.
     fn word(&self) -> &StateWord;
 
-    /// Consumes the end once the sender has made its final transition (`word` is `FULL` or
-    /// `TERMINATED`, read with Acquire): the message, or `None` if the sender hung up.
-    fn take(self, word: usize) -> Option<Self::Output>;
+    /// Consumes the end once the sender has made its final transition: the message, or `None`
+    /// if the sender hung up. Only the runtime can make a [`Settled`].
+    fn take(self, settled: Settled) -> Option<Self::Output>;
 
     /// Blocks until the message arrives or the sender is dropped.
     fn receive(self, at: &StateName) -> Result<Self::Output, RecvError> {
-        let word = self.word().wait(None);
-        self.take(word).ok_or_else(|| at.closed())
+        match self.word().wait(None) {
+            Some(settled) => self.take(settled).ok_or_else(|| at.closed()),
+            None => unreachable!("a wait without a deadline ends only when the word settles"),
+        }
     }
 
     /// Takes the message if it is already here; otherwise hands the end back.
     fn try_receive(self, at: &StateName) -> Result<Self::Output, TryRecvError<Self>> {
-        let word = self.word().0.load(Ordering::Acquire);
-        if !is_settled(word) {
-            return Err(TryRecvError::Empty(self));
+        match self.word().settled() {
+            Some(settled) => self
+                .take(settled)
+                .ok_or_else(|| TryRecvError::Disconnected(at.closed())),
+            None => Err(TryRecvError::Empty(self)),
         }
-        self.take(word)
-            .ok_or_else(|| TryRecvError::Disconnected(at.closed()))
     }
 
     /// A future that receives the message on any executor; dropping it drops the end (see
@@ -409,12 +584,12 @@ pub trait Receiving: Sized {
         deadline: Instant,
         at: &StateName,
     ) -> Result<Self::Output, RecvTimeoutError<Self>> {
-        let word = self.word().wait(Some(deadline));
-        if !is_settled(word) {
-            return Err(RecvTimeoutError::Timeout(self));
+        match self.word().wait(Some(deadline)) {
+            Some(settled) => self
+                .take(settled)
+                .ok_or_else(|| RecvTimeoutError::Disconnected(at.closed())),
+            None => Err(RecvTimeoutError::Timeout(self)),
         }
-        self.take(word)
-            .ok_or_else(|| RecvTimeoutError::Disconnected(at.closed()))
     }
 }
 
@@ -552,13 +727,12 @@ impl<T> Receiving for RecvPacket<T> {
     }
 
     /// Moves the message out and frees the packet.
-    fn take(self, word: usize) -> Option<T> {
-        debug_assert!(is_settled(word));
+    fn take(self, settled: Settled) -> Option<T> {
         let ptr = self.packet;
         mem::forget(self);
-        // SAFETY: the sender made its final transition, so we own the packet; `word` is `FULL`
-        // read with Acquire when we take the message.
-        let message = (word == FULL).then(|| unsafe { ptr.as_ref().take() });
+        // SAFETY: the sender made its final transition, so we own the packet; a full `settled`
+        // is `FULL` read with Acquire, so the message is there and visible.
+        let message = settled.is_full().then(|| unsafe { ptr.as_ref().take() });
         // SAFETY: the sender made its final transition before us and the slot is moved out.
         unsafe { free(ptr) };
         message
@@ -568,9 +742,9 @@ impl<T> Receiving for RecvPacket<T> {
 impl<T> Drop for RecvPacket<T> {
     fn drop(&mut self) {
         // SAFETY: we are the receiver and have not made our final transition (this is it).
-        if unsafe { Packet::close_receiver(self.packet) } != EMPTY {
+        if is_settled(unsafe { Packet::close_receiver(self.packet) }) {
             // SAFETY: the sender made its final transition first; `close_receiver` dropped any
-            // message in the slot.
+            // message in the slot. (A waiter word means the sender is still to come: it frees.)
             unsafe { free(self.packet) };
         }
     }

@@ -39,12 +39,12 @@
 use std::fmt;
 use std::future::Future;
 use std::pin::Pin;
-use std::task::{Context, Poll};
+use std::task::{Context, Poll, Waker};
 use std::time::{Duration, Instant};
 
 use crate::endpoint::Recv;
 use crate::error::{RecvError, TryRecvError};
-use crate::packet::StateWord;
+use crate::packet::{Found, StateWord, is_settled};
 use crate::spin::spin_until;
 use crate::sync::{Arc, park_until, thread};
 use crate::waiter::Waiter;
@@ -130,15 +130,8 @@ impl<'a> Target<'a> {
         match self.0 {
             Kind::Word(word) => match word.register(waiter) {
                 Ok(()) => Registration::Stored,
-                Err(found) if found == Arc::as_ptr(waiter) as usize => Registration::Duplicate,
-                Err(found) => {
-                    // No other waiter can be there: an endpoint has one receiver, and it is us.
-                    debug_assert!(
-                        crate::packet::is_settled(found),
-                        "one receiver per endpoint"
-                    );
-                    Registration::Ready
-                }
+                Err(Found::Duplicate) => Registration::Duplicate,
+                Err(Found::Settled(_)) => Registration::Ready,
             },
             Kind::Set(set) => loop {
                 match set.ready_list().arm(waiter) {
@@ -156,11 +149,16 @@ impl<'a> Target<'a> {
         }
     }
 
-    /// After a wake-up: whether this registered target is ready. A port set that was woken
-    /// only by hang-ups is armed again.
+    /// After a wake-up: whether this registered target is ready. A registration that is gone
+    /// without the target being ready (a port set woken only by hang-ups) is made again.
     fn woken(self, waiter: &Arc<Waiter>) -> bool {
         match self.0 {
-            Kind::Word(word) => word.load() != Arc::as_ptr(waiter) as usize,
+            Kind::Word(word) => {
+                let found = word.load();
+                is_settled(found)
+                    || (found != Arc::as_ptr(waiter) as usize
+                        && matches!(self.register(waiter), Registration::Ready))
+            }
             Kind::Set(set) => {
                 set.ready_list().pushed() && matches!(self.register(waiter), Registration::Ready)
             }
@@ -170,11 +168,55 @@ impl<'a> Target<'a> {
     /// Takes `waiter` back. Returns whether the target turned out ready meanwhile.
     fn unregister(self, waiter: &Arc<Waiter>) -> bool {
         match self.0 {
-            // Swapped out by a sender (so ready), or `EMPTY`: a duplicate already taken back.
-            Kind::Word(word) => word
-                .unregister(waiter)
-                .is_err_and(|found| found != crate::packet::EMPTY),
+            // Swapped out by a sender (so ready), or not ours any more: a duplicate already
+            // taken back.
+            Kind::Word(word) => word.unregister(waiter).is_err_and(is_settled),
             Kind::Set(set) => !set.ready_list().disarm() && set.settle(),
+        }
+    }
+
+    /// An async select's registration in this target for the task of `waker`: `true` if the
+    /// target is ready. `watch` is the select's waiter here, kept between polls.
+    fn watch(self, watch: &mut Option<Arc<Waiter>>, waker: &Waker) -> bool {
+        match self.0 {
+            Kind::Word(word) => word.watch(waker, watch).is_ready(),
+            Kind::Set(_) => {
+                if let Some(waiter) = watch.as_ref()
+                    && waiter.is_task_of(waker)
+                {
+                    return self.woken(waiter);
+                }
+                // First poll, or the task moved: arm the set for this task.
+                if let Some(waiter) = watch.take()
+                    && self.unregister(&waiter)
+                {
+                    return true;
+                }
+                let waiter = Waiter::task(waker);
+                match self.register(&waiter) {
+                    Registration::Ready => true,
+                    Registration::Stored => {
+                        *watch = Some(waiter);
+                        false
+                    }
+                    // The set is armed for another target of this select already.
+                    Registration::Duplicate => false,
+                }
+            }
+        }
+    }
+
+    /// Ends a [`Target::watch`].
+    fn unwatch(self, watch: &mut Option<Arc<Waiter>>) {
+        match self.0 {
+            Kind::Word(word) => {
+                word.unwatch(watch);
+            }
+            Kind::Set(_) => {
+                if let Some(waiter) = watch.take() {
+                    self.unregister(&waiter);
+                }
+            }
         }
     }
 }
@@ -186,11 +228,13 @@ fn first_to_look_at(n: usize) -> usize {
         thread_local! {
             static NEXT: std::cell::Cell<usize> = const { std::cell::Cell::new(0) };
         }
-        NEXT.with(|next| {
+        // A select inside a thread-local's destructor starts at the first endpoint.
+        NEXT.try_with(|next| {
             let start = next.get();
             next.set(start.wrapping_add(1));
             start % n
         })
+        .unwrap_or(0)
     }
     // Loom needs every execution of a model to make the same choices.
     #[cfg(loom)]
@@ -282,6 +326,9 @@ pub fn selecti(endpoints: &[&dyn Selectable]) -> usize {
 /// [`selecti`] with a time limit: `None` if no endpoint became ready within `timeout`. A zero
 /// timeout only looks (the 2012 `peek`, over many endpoints); an empty slice returns `None`.
 pub fn selecti_timeout(endpoints: &[&dyn Selectable], timeout: Duration) -> Option<usize> {
+    if endpoints.is_empty() {
+        return None;
+    }
     match Instant::now().checked_add(timeout) {
         Some(deadline) => wait_ready(
             endpoints.len(),
@@ -375,6 +422,9 @@ pub fn select_timeout<E: Recv>(
     endpoints: Vec<E>,
     timeout: Duration,
 ) -> Result<Selected<E>, Vec<E>> {
+    if endpoints.is_empty() {
+        return Err(endpoints);
+    }
     let Some(deadline) = Instant::now().checked_add(timeout) else {
         return Ok(select(endpoints));
     };
@@ -393,16 +443,13 @@ fn finish<E: Recv>(mut endpoints: Vec<E>, ready: usize) -> Selected<E> {
     (ready, recv_ready(endpoint), endpoints)
 }
 
-/// An async select's registrations: one task waiter left in every target, as a thread's select
-/// leaves its thread waiter (steps 3 to 5 of the module docs), but returning `Pending` where the
-/// thread would park.
+/// An async select's registrations: one task waiter in every target (a waiter per target, as
+/// another task may watch the same endpoint and be carried by ours), returning `Pending` where a
+/// thread's select would park.
 #[derive(Debug, Default)]
 struct TaskSelect {
-    /// The task waiter left in the targets, if registered.
-    waiter: Option<Arc<Waiter>>,
-    /// Where looking starts, and how many targets (in looking order) may hold the waiter.
-    start: usize,
-    registered: usize,
+    /// Per target, by index: this select's waiter there, if it left one.
+    watches: Vec<Option<Arc<Waiter>>>,
 }
 
 impl TaskSelect {
@@ -414,55 +461,35 @@ impl TaskSelect {
         cx: &Context<'_>,
     ) -> Poll<usize> {
         assert!(n > 0, "select over no endpoints would wait forever");
-        if let Some(waiter) = &self.waiter {
-            let (start, registered) = (self.start, self.registered);
-            let woken = (0..registered)
-                .map(|step| (start + step) % n)
-                .find(|&i| target(i).woken(waiter));
-            let same_task = matches!(&**waiter, Waiter::Task(waker) if waker.will_wake(cx.waker()));
-            if woken.is_none() && same_task {
-                return Poll::Pending;
-            }
-            // Ready, or the task moved: take every registration back (a take-back that fails
-            // finds a ready target too).
-            let unregistered = self.cancel(n, &target);
-            if let Some(i) = woken.or(unregistered) {
-                return Poll::Ready(i);
-            }
-        }
-        self.start = first_to_look_at(n);
-        let start = self.start;
+        let start = first_to_look_at(n);
         let at = move |step: usize| (start + step) % n;
-        if let Some(i) = (0..n).map(at).find(|&i| target(i).is_ready()) {
-            return Poll::Ready(i);
-        }
-        let waiter = Arc::new(Waiter::Task(cx.waker().clone()));
-        for step in 0..n {
-            if let Registration::Ready = target(at(step)).register(&waiter) {
-                self.waiter = Some(waiter);
-                self.registered = step;
-                let unregistered = self.cancel(n, &target);
-                return Poll::Ready(unregistered.unwrap_or(at(step)));
+        // Before anything is registered, a ready target costs no write.
+        let ready = if self.watches.is_empty() {
+            (0..n).map(at).find(|&i| target(i).is_ready())
+        } else {
+            None
+        };
+        let ready = ready.or_else(|| {
+            self.watches.resize_with(n, || None);
+            // Registering is also the check: a target is ready, or it now holds our waiter.
+            (0..n)
+                .map(at)
+                .find(|&i| target(i).watch(&mut self.watches[i], cx.waker()))
+        });
+        match ready {
+            Some(i) => {
+                self.cancel(&target);
+                Poll::Ready(i)
             }
+            None => Poll::Pending,
         }
-        self.waiter = Some(waiter);
-        self.registered = n;
-        Poll::Pending
     }
 
-    /// Takes the waiter back from every target that may hold it. Returns the first target
-    /// found ready meanwhile.
-    fn cancel<'a>(&mut self, n: usize, target: impl Fn(usize) -> Target<'a>) -> Option<usize> {
-        let waiter = self.waiter.take()?;
-        let mut ready = None;
-        for step in 0..self.registered {
-            let i = (self.start + step) % n;
-            if target(i).unregister(&waiter) && ready.is_none() {
-                ready = Some(i);
-            }
+    /// Takes the waiter back from every target that may hold it.
+    fn cancel<'a>(&mut self, target: impl Fn(usize) -> Target<'a>) {
+        for (i, watch) in self.watches.iter_mut().enumerate() {
+            target(i).unwatch(watch);
         }
-        self.registered = 0;
-        ready
     }
 }
 
@@ -500,8 +527,7 @@ impl Future for SelectiFuture<'_> {
 impl Drop for SelectiFuture<'_> {
     fn drop(&mut self) {
         let endpoints = self.endpoints;
-        self.select
-            .cancel(endpoints.len(), |i| endpoints[i].__select_target());
+        self.select.cancel(|i| endpoints[i].__select_target());
     }
 }
 
@@ -554,7 +580,7 @@ impl<A: Recv, B: Recv> Drop for Select2Future<A, B> {
     fn drop(&mut self) {
         if let Some((a, b)) = &self.endpoints {
             let targets = [Recv::__select_target(a), Recv::__select_target(b)];
-            self.select.cancel(2, |i| targets[i]);
+            self.select.cancel(|i| targets[i]);
         }
     }
 }

@@ -43,7 +43,12 @@ thread_local! {
 /// Returns whether `ready()` became true, and adapts the budget to the outcome.
 #[cfg(not(loom))]
 pub(crate) fn spin_until(deadline: Option<Instant>, mut ready: impl FnMut() -> bool) -> bool {
-    let budget = Duration::from_nanos(u64::from(BUDGET_NANOS.get()));
+    // A wait inside a thread-local's destructor spins for the longest budget and adapts nothing.
+    let budget = Duration::from_nanos(u64::from(
+        BUDGET_NANOS
+            .try_with(std::cell::Cell::get)
+            .unwrap_or(MAX_BUDGET.as_nanos() as u32),
+    ));
     let start = Instant::now();
     let mut end = start + budget;
     if let Some(deadline) = deadline {
@@ -66,7 +71,8 @@ pub(crate) fn spin_until(deadline: Option<Instant>, mut ready: impl FnMut() -> b
         }
     };
     let budget = if ready { budget * 2 } else { budget * 7 / 8 };
-    BUDGET_NANOS.set(budget.clamp(MIN_BUDGET, MAX_BUDGET).as_nanos() as u32);
+    let _ = BUDGET_NANOS
+        .try_with(|nanos| nanos.set(budget.clamp(MIN_BUDGET, MAX_BUDGET).as_nanos() as u32));
     ready
 }
 

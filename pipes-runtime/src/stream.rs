@@ -200,7 +200,7 @@ impl<T> Drop for PortRecv<'_, T> {
         if let Some(open) = self.open.take() {
             // Take the waker back (or find the sender took it: then the message is there for
             // the port's next receive) and hand the endpoint back to the port.
-            let _ = self.registration.cancel(open.__state_word());
+            self.registration.cancel(open.__state_word());
             self.port.next.set(Some(open));
         }
     }

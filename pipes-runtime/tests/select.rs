@@ -207,6 +207,10 @@ fn timeouts_hand_every_endpoint_back_and_leave_nothing_registered() {
 fn select_and_timeouts_accept_empty_input_only_where_it_can_end() {
     assert_eq!(selecti_timeout(&[], Duration::ZERO), None);
     assert!(select_timeout(Vec::<PortOne<()>>::new(), Duration::ZERO).is_err());
+    // A timeout too long to represent is "no timeout" for a non-empty select, but an empty one
+    // still cannot wait: it hands its input back as documented rather than panic.
+    assert_eq!(selecti_timeout(&[], Duration::MAX), None);
+    assert!(select_timeout(Vec::<PortOne<()>>::new(), Duration::MAX).is_err());
     assert!(std::panic::catch_unwind(|| selecti(&[])).is_err());
 }
 

@@ -1,0 +1,287 @@
+//! Watches left in an endpoint's state word by async selects over borrowed endpoints: a
+//! future that is forgotten (`mem::forget` is safe), a receive through the endpoint while the
+//! future is pending, two futures watching one endpoint. None of these may make a receive free
+//! a packet its sender may still write (these tests run under Miri in CI), hang, or spin.
+
+use std::future::Future;
+use std::mem;
+use std::pin::Pin;
+use std::sync::Arc;
+use std::sync::atomic::{AtomicUsize, Ordering};
+use std::task::{Context, Poll, Wake, Waker};
+use std::thread;
+use std::time::Duration;
+
+use pipes_runtime::{Either, Selectable, select2_async, selecti, selecti_async, stream};
+
+pipes_runtime::proto! {
+    pub ticks {
+        Open: send { Tick([u64; 128]) -> Open, Stop -> ! }
+    }
+}
+
+/// A waker that counts its wakes, for polling by hand.
+#[derive(Default)]
+struct CountingWaker(AtomicUsize);
+
+impl Wake for CountingWaker {
+    fn wake(self: Arc<Self>) {
+        self.wake_by_ref();
+    }
+
+    fn wake_by_ref(self: &Arc<Self>) {
+        self.0.fetch_add(1, Ordering::SeqCst);
+    }
+}
+
+fn counting() -> (Arc<CountingWaker>, Waker) {
+    let count = Arc::new(CountingWaker::default());
+    (count.clone(), Waker::from(count))
+}
+
+fn poll_once<F: Future + Unpin>(future: &mut F, waker: &Waker) -> Poll<F::Output> {
+    Pin::new(future).poll(&mut Context::from_waker(waker))
+}
+
+/// A payload large enough that a write into freed memory would land far past a header.
+fn tick(i: u64) -> [u64; 128] {
+    [i; 128]
+}
+
+/// Sends `n` big messages on `chan` from another thread, after a pause so the receiver blocks.
+fn send_later(chan: pipes_runtime::Chan<[u64; 128]>, n: u64) -> thread::JoinHandle<()> {
+    thread::spawn(move || {
+        thread::sleep(Duration::from_millis(20));
+        for i in 0..n {
+            chan.send(tick(i)).unwrap();
+        }
+    })
+}
+
+#[test]
+fn a_forgotten_select_future_leaves_a_watch_that_a_blocking_receive_takes_over() {
+    let (port, chan) = stream::<[u64; 128]>();
+    let (_count, waker) = counting();
+    let endpoints: [&dyn Selectable; 1] = [&port];
+    let mut select = selecti_async(&endpoints);
+    assert!(poll_once(&mut select, &waker).is_pending());
+    mem::forget(select);
+    // The receive finds the forgotten future's waiter in the word: it must wait for the message,
+    // not take the waiter for a hang-up and free the packet the chan is about to write.
+    let sender = send_later(chan, 3);
+    for i in 0..3 {
+        assert_eq!(port.recv().unwrap(), tick(i));
+    }
+    sender.join().unwrap();
+    assert!(port.recv().is_err(), "the chan is gone");
+}
+
+#[test]
+fn a_receive_while_a_select_future_is_pending_gets_the_message_and_the_future_still_works() {
+    let (port, chan) = stream::<[u64; 128]>();
+    let (count, waker) = counting();
+    let endpoints: [&dyn Selectable; 1] = [&port];
+    let mut select = selecti_async(&endpoints);
+    assert!(poll_once(&mut select, &waker).is_pending());
+    let sender = send_later(chan, 2);
+    assert_eq!(port.recv().unwrap(), tick(0));
+    // The receive displaced the future's watch and woke it, so its task polls again: the
+    // future watches the port's next packet, which the second send fills.
+    assert!(
+        count.0.load(Ordering::SeqCst) >= 1,
+        "a displaced watch is woken"
+    );
+    sender.join().unwrap();
+    assert_eq!(poll_once(&mut select, &waker), Poll::Ready(0));
+    drop(select);
+    assert_eq!(port.recv().unwrap(), tick(1));
+    assert!(port.recv().is_err());
+}
+
+#[test]
+fn a_receive_with_a_timeout_over_a_forgotten_watch_times_out_and_receives_later() {
+    let (port, chan) = stream::<u32>();
+    let (_count, waker) = counting();
+    let endpoints: [&dyn Selectable; 1] = [&port];
+    let mut select = selecti_async(&endpoints);
+    assert!(poll_once(&mut select, &waker).is_pending());
+    mem::forget(select);
+    assert!(
+        port.recv_timeout(Duration::from_millis(10))
+            .unwrap_err()
+            .into_endpoint()
+            .is_some(),
+        "nothing was sent: a timeout, not a hang-up"
+    );
+    assert!(port.try_recv().unwrap_err().into_endpoint().is_some());
+    chan.send(7).unwrap();
+    assert_eq!(port.recv().unwrap(), 7);
+}
+
+#[test]
+fn a_thread_select_over_a_forgotten_watch_waits_for_the_message() {
+    let (port, chan) = stream::<[u64; 128]>();
+    let (_count, waker) = counting();
+    let endpoints: [&dyn Selectable; 1] = [&port];
+    let mut select = selecti_async(&endpoints);
+    assert!(poll_once(&mut select, &waker).is_pending());
+    mem::forget(select);
+    let sender = send_later(chan, 1);
+    assert_eq!(selecti(&[&port]), 0);
+    assert_eq!(port.try_recv().unwrap(), tick(0));
+    sender.join().unwrap();
+}
+
+#[test]
+fn a_generated_endpoint_received_after_its_select_future_was_forgotten() {
+    let (server, client) = ticks::init();
+    let (_count, waker) = counting();
+    {
+        let endpoints: [&dyn Selectable; 1] = [&server];
+        let mut select = selecti_async(&endpoints);
+        assert!(poll_once(&mut select, &waker).is_pending());
+        mem::forget(select);
+    }
+    let sender = thread::spawn(move || {
+        thread::sleep(Duration::from_millis(20));
+        client.tick(tick(5)).unwrap().stop().unwrap();
+    });
+    let ticks::Open::Tick(payload, server) = server.recv().unwrap() else {
+        panic!("a tick was sent first");
+    };
+    assert_eq!(payload, tick(5));
+    assert!(matches!(server.recv().unwrap(), ticks::Open::Stop));
+    sender.join().unwrap();
+}
+
+#[test]
+fn select2_async_over_borrowed_ports_forgotten_then_received() {
+    let (a, a_chan) = stream::<[u64; 128]>();
+    let (b, _b_chan) = stream::<[u64; 128]>();
+    let (_count, waker) = counting();
+    let mut select = select2_async(&a, &b);
+    assert!(poll_once(&mut select, &waker).is_pending());
+    mem::forget(select);
+    let sender = send_later(a_chan, 1);
+    assert_eq!(a.recv().unwrap(), tick(0));
+    sender.join().unwrap();
+    assert!(a.recv().is_err());
+}
+
+#[test]
+fn two_pending_selects_on_one_port_in_two_tasks_are_both_woken_by_one_send() {
+    let (port, chan) = stream::<u32>();
+    let (first_count, first_waker) = counting();
+    let (second_count, second_waker) = counting();
+    let endpoints: [&dyn Selectable; 1] = [&port];
+    let mut first = selecti_async(&endpoints);
+    let mut second = selecti_async(&endpoints);
+    assert!(poll_once(&mut first, &first_waker).is_pending());
+    assert!(poll_once(&mut second, &second_waker).is_pending());
+    // Re-polls without a send must neither wake the other task nor resolve.
+    for _ in 0..3 {
+        assert!(poll_once(&mut first, &first_waker).is_pending());
+        assert!(poll_once(&mut second, &second_waker).is_pending());
+    }
+    assert_eq!(first_count.0.load(Ordering::SeqCst), 0, "no wake ping-pong");
+    assert_eq!(
+        second_count.0.load(Ordering::SeqCst),
+        0,
+        "no wake ping-pong"
+    );
+    chan.send(1).unwrap();
+    assert!(first_count.0.load(Ordering::SeqCst) >= 1);
+    assert!(second_count.0.load(Ordering::SeqCst) >= 1);
+    assert_eq!(poll_once(&mut first, &first_waker), Poll::Ready(0));
+    assert_eq!(poll_once(&mut second, &second_waker), Poll::Ready(0));
+    drop((first, second));
+    assert_eq!(port.recv().unwrap(), 1);
+}
+
+#[test]
+fn dropping_the_later_of_two_watches_keeps_the_earlier_one_registered() {
+    let (port, chan) = stream::<u32>();
+    let (first_count, first_waker) = counting();
+    let (_second_count, second_waker) = counting();
+    let endpoints: [&dyn Selectable; 1] = [&port];
+    let mut first = selecti_async(&endpoints);
+    let mut second = selecti_async(&endpoints);
+    assert!(poll_once(&mut first, &first_waker).is_pending());
+    assert!(poll_once(&mut second, &second_waker).is_pending());
+    drop(second);
+    chan.send(1).unwrap();
+    assert!(
+        first_count.0.load(Ordering::SeqCst) >= 1,
+        "the first is still woken"
+    );
+    assert_eq!(poll_once(&mut first, &first_waker), Poll::Ready(0));
+}
+
+#[test]
+fn dropping_the_earlier_of_two_watches_keeps_the_later_one_registered() {
+    let (port, chan) = stream::<u32>();
+    let (_first_count, first_waker) = counting();
+    let (second_count, second_waker) = counting();
+    let endpoints: [&dyn Selectable; 1] = [&port];
+    let mut first = selecti_async(&endpoints);
+    let mut second = selecti_async(&endpoints);
+    assert!(poll_once(&mut first, &first_waker).is_pending());
+    assert!(poll_once(&mut second, &second_waker).is_pending());
+    drop(first);
+    chan.send(1).unwrap();
+    assert!(
+        second_count.0.load(Ordering::SeqCst) >= 1,
+        "the second is still woken"
+    );
+    assert_eq!(poll_once(&mut second, &second_waker), Poll::Ready(0));
+}
+
+#[test]
+fn a_loop_of_dropped_selects_over_a_pending_one_neither_wakes_nor_unregisters_it() {
+    let (port, chan) = stream::<u32>();
+    let (first_count, first_waker) = counting();
+    let (_loop_count, loop_waker) = counting();
+    let endpoints: [&dyn Selectable; 1] = [&port];
+    let mut first = selecti_async(&endpoints);
+    assert!(poll_once(&mut first, &first_waker).is_pending());
+    for _ in 0..1000 {
+        let mut again = selecti_async(&endpoints);
+        assert!(poll_once(&mut again, &loop_waker).is_pending());
+    }
+    assert_eq!(first_count.0.load(Ordering::SeqCst), 0);
+    chan.send(1).unwrap();
+    assert_eq!(poll_once(&mut first, &first_waker), Poll::Ready(0));
+}
+
+#[test]
+fn a_select_future_repolled_with_another_waker_wakes_the_new_one() {
+    let (port, chan) = stream::<u32>();
+    let (old_count, old_waker) = counting();
+    let (new_count, new_waker) = counting();
+    let endpoints: [&dyn Selectable; 1] = [&port];
+    let mut select = selecti_async(&endpoints);
+    assert!(poll_once(&mut select, &old_waker).is_pending());
+    assert!(poll_once(&mut select, &new_waker).is_pending());
+    chan.send(1).unwrap();
+    assert_eq!(old_count.0.load(Ordering::SeqCst), 0);
+    assert_eq!(new_count.0.load(Ordering::SeqCst), 1);
+    assert_eq!(poll_once(&mut select, &new_waker), Poll::Ready(0));
+}
+
+#[test]
+fn either_side_of_select2_async_resolves_after_a_receive_displaced_it() {
+    let (a, a_chan) = stream::<u32>();
+    let (b, b_chan) = stream::<u32>();
+    let (_count, waker) = counting();
+    let mut select = select2_async(&a, &b);
+    assert!(poll_once(&mut select, &waker).is_pending());
+    a_chan.send(1).unwrap();
+    assert_eq!(a.recv().unwrap(), 1);
+    // The select now watches a's next packet and b; only b has a message.
+    assert!(poll_once(&mut select, &waker).is_pending());
+    b_chan.send(2).unwrap();
+    match poll_once(&mut select, &waker) {
+        Poll::Ready(Either::Right((_, message))) => assert_eq!(message.unwrap(), 2),
+        _ => panic!("b was sent on"),
+    }
+}
