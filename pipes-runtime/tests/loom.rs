@@ -11,8 +11,8 @@ use std::time::Duration;
 
 use loom::thread;
 use pipes_runtime::{
-    Either, PortSet, RecvTimeoutError, SharedChan, oneshot, select2, select2_timeout, selecti,
-    stream,
+    Either, PortSet, RecvTimeoutError, Selectable, SharedChan, oneshot, select2, select2_timeout,
+    selecti, selecti_async, stream,
 };
 
 /// Counts drops, so a model can check each message is dropped exactly once.
@@ -545,6 +545,135 @@ fn select2_async_registers_racing_a_send_and_a_hang_up() {
             }
             Either::Right((_a, message)) => assert_eq!(message.unwrap(), 2),
         }
+        sender.join().unwrap();
+    });
+}
+
+/// A waker that unparks the current loom thread, for polling by hand and parking in between.
+fn thread_waker() -> std::task::Waker {
+    std::task::Waker::from(std::sync::Arc::new(ThreadWaker(thread::current())))
+}
+
+fn poll_with<F: std::future::Future + Unpin>(
+    future: &mut F,
+    waker: &std::task::Waker,
+) -> std::task::Poll<F::Output> {
+    std::pin::Pin::new(future).poll(&mut std::task::Context::from_waker(waker))
+}
+
+#[test]
+fn a_forgotten_select_watch_then_a_receive_racing_the_send() {
+    loom::model(|| {
+        let (port, chan) = stream::<u8>();
+        let sender = thread::spawn(move || chan.send(1).unwrap());
+        let endpoints: [&dyn Selectable; 1] = [&port];
+        // Not dropped while the port receives, as if forgotten: its watch stays in the word.
+        let mut select = std::mem::ManuallyDrop::new(selecti_async(&endpoints));
+        let _ = poll_once(&mut *select);
+        assert_eq!(port.recv().unwrap(), 1);
+        sender.join().unwrap();
+        drop(std::mem::ManuallyDrop::into_inner(select));
+        assert!(port.recv().is_err());
+    });
+}
+
+#[test]
+fn a_thread_select_displaces_a_pending_task_watch_racing_the_send() {
+    loom::model(|| {
+        let (port, chan) = stream::<u8>();
+        let sender = thread::spawn(move || chan.send(1).unwrap());
+        let endpoints: [&dyn Selectable; 1] = [&port];
+        let mut task = selecti_async(&endpoints);
+        let _ = poll_once(&mut task);
+        assert_eq!(selecti(&[&port]), 0);
+        // The message is there: the task's next poll sees it, whoever took its watch.
+        assert_eq!(poll_once(&mut task), std::task::Poll::Ready(0));
+        drop(task);
+        assert_eq!(port.recv().unwrap(), 1);
+        sender.join().unwrap();
+    });
+}
+
+#[test]
+fn two_tasks_watch_one_port_and_one_send_wakes_the_one_below() {
+    loom::model(|| {
+        let (port, chan) = stream::<u8>();
+        let (done, done_chan) = oneshot::<()>();
+        let sender = thread::spawn(move || {
+            chan.send(1).unwrap();
+            done_chan.send(()).unwrap();
+        });
+        let endpoints: [&dyn Selectable; 1] = [&port];
+        let waker = thread_waker();
+        let mut below = selecti_async(&endpoints);
+        if poll_with(&mut below, &waker).is_pending() {
+            // Another task's watch goes on top and carries ours; the send must wake both.
+            let mut above = selecti_async(&endpoints);
+            let _ = poll_once(&mut above);
+            // Polled again only once woken, as an executor would.
+            loop {
+                thread::park();
+                if poll_with(&mut below, &waker).is_ready() {
+                    break;
+                }
+            }
+            drop(above);
+        }
+        drop(below);
+        assert_eq!(port.recv().unwrap(), 1);
+        // The send may unpark us after we stopped polling; loom takes a stray unpark reaching
+        // `join` for a lost notification, so wait in a park first.
+        done.recv().unwrap();
+        sender.join().unwrap();
+    });
+}
+
+#[test]
+fn the_carrier_of_a_watch_drops_racing_the_send_and_the_carried_one_is_still_woken() {
+    loom::model(|| {
+        let (port, chan) = stream::<u8>();
+        let (done, done_chan) = oneshot::<()>();
+        let sender = thread::spawn(move || {
+            chan.send(1).unwrap();
+            done_chan.send(()).unwrap();
+        });
+        let endpoints: [&dyn Selectable; 1] = [&port];
+        let waker = thread_waker();
+        let mut below = selecti_async(&endpoints);
+        if poll_with(&mut below, &waker).is_pending() {
+            let mut above = selecti_async(&endpoints);
+            let _ = poll_once(&mut above);
+            // Puts the carried watch back, or (the send came first) wakes it.
+            drop(above);
+            loop {
+                thread::park();
+                if poll_with(&mut below, &waker).is_ready() {
+                    break;
+                }
+            }
+        }
+        drop(below);
+        assert_eq!(port.recv().unwrap(), 1);
+        // The send may unpark us after we stopped polling; loom takes a stray unpark reaching
+        // `join` for a lost notification, so wait in a park first.
+        done.recv().unwrap();
+        sender.join().unwrap();
+    });
+}
+
+#[test]
+fn a_select_future_moved_to_another_waker_while_the_send_races() {
+    loom::model(|| {
+        let (port, chan) = oneshot::<u8>();
+        let sender = thread::spawn(move || chan.send(3).unwrap());
+        let endpoints: [&dyn Selectable; 1] = [&port];
+        let mut select = selecti_async(&endpoints);
+        if poll_once(&mut select).is_pending() {
+            // The task moved: the re-poll replaces the no-op waker with block_on's.
+            assert_eq!(block_on(&mut select), 0);
+        }
+        drop(select);
+        assert_eq!(port.recv().unwrap(), 3);
         sender.join().unwrap();
     });
 }
