@@ -102,7 +102,13 @@ struct Buffer<B> {
 }
 
 /// Allocates a session buffer and returns the two sides' shares of it.
-pub fn session<B: Slots>(slots: B) -> (Session<B>, Session<B>) {
+///
+/// # Safety
+/// The shares are used as the states of a bounded protocol (what `proto!` generates for one
+/// that passes the liveness check): each slot is sent into by one side and received from by the
+/// other, and never sent into again before it is received. Two receivers of one slot, or a
+/// second send into a full one, would race on the payload.
+pub unsafe fn session<B: Slots>(slots: B) -> (Session<B>, Session<B>) {
     let buffer = Box::new(Buffer {
         sides: AtomicUsize::new(2),
         slots,

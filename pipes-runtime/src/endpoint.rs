@@ -24,6 +24,11 @@ pub trait Recv: Sized {
 
     /// The state word of the packet the next message arrives in: what select waits on.
     /// Not a public API; implemented by the runtime and by generated code.
+    ///
+    /// Harmless whatever an implementation returns: a `StateWord` offers nothing outside the
+    /// runtime, and the runtime never takes a waiter it finds in a word for a message or a
+    /// hang-up (see `StateWord` in `packet.rs`), so a word shared by several endpoints, or
+    /// belonging to another endpoint than the one received from, costs at worst a spurious wake.
     #[doc(hidden)]
     fn __state_word(&self) -> &StateWord;
 

@@ -285,3 +285,59 @@ fn either_side_of_select2_async_resolves_after_a_receive_displaced_it() {
         _ => panic!("b was sent on"),
     }
 }
+
+/// A user type that implements `Recv` by hand and reuses a port's hidden state-word hook: the
+/// hooks only say what to wait on, so pointing several at one word, or at the word of another
+/// endpoint than the one received from, cannot corrupt anything.
+struct Alias<'a>(&'a pipes_runtime::Port<[u64; 128]>);
+
+impl pipes_runtime::Recv for Alias<'_> {
+    type Message = [u64; 128];
+
+    fn recv(self) -> Result<[u64; 128], pipes_runtime::RecvError> {
+        self.0.recv()
+    }
+
+    fn try_recv(self) -> Result<[u64; 128], pipes_runtime::TryRecvError<Self>> {
+        self.0.try_recv().map_err(|error| error.map(|()| self))
+    }
+
+    fn recv_timeout(
+        self,
+        timeout: Duration,
+    ) -> Result<[u64; 128], pipes_runtime::RecvTimeoutError<Self>> {
+        self.0
+            .recv_timeout(timeout)
+            .map_err(|error| error.map(|()| self))
+    }
+
+    fn __state_word(&self) -> &pipes_runtime::__private::StateWord {
+        pipes_runtime::Recv::__state_word(&self.0)
+    }
+}
+
+#[test]
+fn hand_written_endpoints_sharing_one_state_word_select_and_receive_soundly() {
+    let (port, chan) = stream::<[u64; 128]>();
+    let (count, waker) = counting();
+    let endpoints: [&dyn Selectable; 2] = [&Alias(&port), &port];
+    let mut task = selecti_async(&endpoints);
+    assert!(poll_once(&mut task, &waker).is_pending());
+    let sender = send_later(chan, 3);
+    match pipes_runtime::select2(Alias(&port), Alias(&port)) {
+        Either::Left((message, _)) | Either::Right((_, message)) => {
+            assert_eq!(message.unwrap(), tick(0))
+        }
+    }
+    assert!(
+        count.0.load(Ordering::SeqCst) >= 1,
+        "the task's watch was displaced and woken"
+    );
+    assert_eq!(poll_once(&mut task, &waker), Poll::Ready(0));
+    drop(task);
+    // Both wait on the one word, so either may be reported.
+    assert!(selecti(&[&Alias(&port), &port]) < 2);
+    assert_eq!(port.recv().unwrap(), tick(1));
+    assert_eq!(pipes_runtime::Recv::recv(Alias(&port)).unwrap(), tick(2));
+    sender.join().unwrap();
+}

@@ -496,11 +496,17 @@ impl<'a> Gen<'a> {
                 self.endpoint_in_slot(Side::Server, start, &format_ident!("server")),
                 self.endpoint_in_slot(Side::Client, start, &format_ident!("client")),
             );
+            // `session` is unsafe: its shares must be used as a bounded protocol's states, each
+            // slot sent by one side and received by the other, never sent twice before it is
+            // received. The code generated for a protocol that passed the liveness check does
+            // exactly that, and nothing else can reach the shares.
             quote! {
-                let (server, client) = #rt::session(__Buffer {
-                    #(#slots,)*
-                    _params: #rt::PhantomData,
-                });
+                let (server, client) = unsafe {
+                    #rt::session(__Buffer {
+                        #(#slots,)*
+                        _params: #rt::PhantomData,
+                    })
+                };
                 (#server, #client)
             }
         } else {
