@@ -185,7 +185,9 @@ pub mod __private {
     pub use crate::endpoint::Recv;
     pub use crate::error::{RecvError, RecvTimeoutError, SendError, TryRecvError};
     pub use crate::future::RecvFuture;
-    pub use crate::packet::{Receiving, RecvPacket, SendPacket, StateName, StateWord, entangle};
+    pub use crate::packet::{
+        Receiving, RecvPacket, SendPacket, Settled, StateName, StateWord, entangle,
+    };
     pub use core::fmt;
     pub use core::future::Future;
     pub use core::marker::PhantomData;
