@@ -26,6 +26,14 @@
 //!   ready list or watched by a waiter (`waiter.rs`) that, when a sender swaps it out, is
 //!   pushed on the set's shared ready list: one atomic word, lock-free, holding an intrusive
 //!   stack of woken waiters or the marks "the set sleeps" and "the set is gone".
+//! - A state word's receiving side (its endpoint, and the selects and port sets watching it)
+//!   acts from one thread at a time, but it may find a waiter there that it did not leave in
+//!   this call: the watch of a select future still pending, or forgotten (`mem::forget` is
+//!   safe). So a receive takes a packet only with a `Settled` word (`FULL` or `TERMINATED`),
+//!   which only the runtime makes; a thread or port set registering over another's waiter
+//!   displaces and wakes it; a task carries the waiters of other tasks it displaces and whoever
+//!   wakes it wakes them too (`waiter.rs`). A leftover watch costs a spurious wake, never a
+//!   free of a packet its sender may still write.
 //! - Async receives (`future.rs`): a `RecvFuture` leaves a task's `Waker` in the state word
 //!   where a thread would leave its handle, so sends stay one swap and a protocol can have a
 //!   thread on one side and a task on the other. No executor dependency. A port set's
