@@ -5,14 +5,11 @@
 
 mod common;
 
-use std::future::Future;
-use std::pin::pin;
-use std::sync::Arc;
-use std::sync::atomic::{AtomicUsize, Ordering};
-use std::task::{Context, Poll, Wake, Waker};
-use std::thread::{self, Thread};
+use std::task::Poll;
+use std::thread::{self};
 
 use common::DropCounter;
+use common::task::{block_on, counting, poll_once, wakes};
 use pipes_runtime::{Either, PortSet, Selectable, oneshot, select2_async, selecti_async, stream};
 
 pipes_runtime::proto! {
@@ -27,59 +24,6 @@ pipes_runtime::proto! {
     pub numbers {
         Open: send { Number(u64) -> Open, Done -> ! }
     }
-}
-
-/// Wakes a parked thread: the waker of `block_on`.
-struct ThreadWaker(Thread);
-
-impl Wake for ThreadWaker {
-    fn wake(self: Arc<Self>) {
-        self.0.unpark();
-    }
-
-    fn wake_by_ref(self: &Arc<Self>) {
-        self.0.unpark();
-    }
-}
-
-/// The smallest executor: polls `future` on this thread, parking between polls.
-fn block_on<F: Future>(future: F) -> F::Output {
-    let mut future = pin!(future);
-    let waker = Waker::from(Arc::new(ThreadWaker(thread::current())));
-    let mut cx = Context::from_waker(&waker);
-    loop {
-        if let Poll::Ready(output) = future.as_mut().poll(&mut cx) {
-            return output;
-        }
-        thread::park();
-    }
-}
-
-/// A waker that counts its wakes, for polling by hand.
-#[derive(Default)]
-struct CountingWaker(AtomicUsize);
-
-impl Wake for CountingWaker {
-    fn wake(self: Arc<Self>) {
-        self.wake_by_ref();
-    }
-
-    fn wake_by_ref(self: &Arc<Self>) {
-        self.0.fetch_add(1, Ordering::SeqCst);
-    }
-}
-
-fn counting() -> (Arc<CountingWaker>, Waker) {
-    let count = Arc::new(CountingWaker::default());
-    (count.clone(), Waker::from(count))
-}
-
-fn wakes(count: &CountingWaker) -> usize {
-    count.0.load(Ordering::SeqCst)
-}
-
-fn poll_once<F: Future + Unpin>(future: &mut F, waker: &Waker) -> Poll<F::Output> {
-    std::pin::Pin::new(future).poll(&mut Context::from_waker(waker))
 }
 
 #[test]

@@ -594,9 +594,12 @@ fn a_thread_select_displaces_a_pending_task_watch_racing_the_send() {
     });
 }
 
-#[test]
-fn two_tasks_watch_one_port_and_one_send_wakes_the_one_below() {
-    loom::model(|| {
+/// A task watches a port; another task's watch goes on top and carries it. The send must wake
+/// the one below, whether the one on top is still there (`drop_above_first` false: the send
+/// wakes the whole chain) or dropped first, racing the send (its drop puts the carried watch
+/// back, or wakes it if the send came first).
+fn a_carried_watch_is_woken(drop_above_first: bool) {
+    loom::model(move || {
         let (port, chan) = stream::<u8>();
         let (done, done_chan) = oneshot::<()>();
         let sender = thread::spawn(move || {
@@ -607,9 +610,14 @@ fn two_tasks_watch_one_port_and_one_send_wakes_the_one_below() {
         let waker = thread_waker();
         let mut below = selecti_async(&endpoints);
         if poll_with(&mut below, &waker).is_pending() {
-            // Another task's watch goes on top and carries ours; the send must wake both.
             let mut above = selecti_async(&endpoints);
             let _ = poll_once(&mut above);
+            let above = if drop_above_first {
+                drop(above);
+                None
+            } else {
+                Some(above)
+            };
             // Polled again only once woken, as an executor would.
             loop {
                 thread::park();
@@ -629,36 +637,13 @@ fn two_tasks_watch_one_port_and_one_send_wakes_the_one_below() {
 }
 
 #[test]
+fn two_tasks_watch_one_port_and_one_send_wakes_the_one_below() {
+    a_carried_watch_is_woken(false);
+}
+
+#[test]
 fn the_carrier_of_a_watch_drops_racing_the_send_and_the_carried_one_is_still_woken() {
-    loom::model(|| {
-        let (port, chan) = stream::<u8>();
-        let (done, done_chan) = oneshot::<()>();
-        let sender = thread::spawn(move || {
-            chan.send(1).unwrap();
-            done_chan.send(()).unwrap();
-        });
-        let endpoints: [&dyn Selectable; 1] = [&port];
-        let waker = thread_waker();
-        let mut below = selecti_async(&endpoints);
-        if poll_with(&mut below, &waker).is_pending() {
-            let mut above = selecti_async(&endpoints);
-            let _ = poll_once(&mut above);
-            // Puts the carried watch back, or (the send came first) wakes it.
-            drop(above);
-            loop {
-                thread::park();
-                if poll_with(&mut below, &waker).is_ready() {
-                    break;
-                }
-            }
-        }
-        drop(below);
-        assert_eq!(port.recv().unwrap(), 1);
-        // The send may unpark us after we stopped polling; loom takes a stray unpark reaching
-        // `join` for a lost notification, so wait in a park first.
-        done.recv().unwrap();
-        sender.join().unwrap();
-    });
+    a_carried_watch_is_woken(true);
 }
 
 #[test]

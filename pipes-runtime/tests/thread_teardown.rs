@@ -2,13 +2,12 @@
 //! own thread-locals on that thread are gone: they must work, not abort the process.
 
 use std::cell::RefCell;
-use std::future::Future;
-use std::pin::pin;
-use std::sync::Arc;
-use std::task::{Context, Poll, Wake, Waker};
 use std::thread;
 use std::time::Duration;
 
+mod common;
+
+use common::task::block_on;
 use pipes_runtime::{Chan, Port, PortSet, oneshot, selecti, stream};
 
 /// What the destructor receives from, and what it reports back on.
@@ -54,26 +53,6 @@ impl Drop for Teardown {
 
 thread_local! {
     static TEARDOWN: RefCell<Option<Teardown>> = const { RefCell::new(None) };
-}
-
-struct ThreadWaker(thread::Thread);
-
-impl Wake for ThreadWaker {
-    fn wake(self: Arc<Self>) {
-        self.0.unpark();
-    }
-}
-
-fn block_on<F: Future>(future: F) -> F::Output {
-    let mut future = pin!(future);
-    let waker = Waker::from(Arc::new(ThreadWaker(thread::current())));
-    let mut cx = Context::from_waker(&waker);
-    loop {
-        if let Poll::Ready(output) = future.as_mut().poll(&mut cx) {
-            return output;
-        }
-        thread::park();
-    }
 }
 
 #[test]

@@ -3,44 +3,20 @@
 //! future is pending, two futures watching one endpoint. None of these may make a receive free
 //! a packet its sender may still write (these tests run under Miri in CI), hang, or spin.
 
-use std::future::Future;
 use std::mem;
-use std::pin::Pin;
-use std::sync::Arc;
-use std::sync::atomic::{AtomicUsize, Ordering};
-use std::task::{Context, Poll, Wake, Waker};
+use std::task::Poll;
 use std::thread;
 use std::time::Duration;
 
+mod common;
+
+use common::task::{counting, poll_once, wakes};
 use pipes_runtime::{Either, Selectable, select2_async, selecti, selecti_async, stream};
 
 pipes_runtime::proto! {
     pub ticks {
         Open: send { Tick([u64; 128]) -> Open, Stop -> ! }
     }
-}
-
-/// A waker that counts its wakes, for polling by hand.
-#[derive(Default)]
-struct CountingWaker(AtomicUsize);
-
-impl Wake for CountingWaker {
-    fn wake(self: Arc<Self>) {
-        self.wake_by_ref();
-    }
-
-    fn wake_by_ref(self: &Arc<Self>) {
-        self.0.fetch_add(1, Ordering::SeqCst);
-    }
-}
-
-fn counting() -> (Arc<CountingWaker>, Waker) {
-    let count = Arc::new(CountingWaker::default());
-    (count.clone(), Waker::from(count))
-}
-
-fn poll_once<F: Future + Unpin>(future: &mut F, waker: &Waker) -> Poll<F::Output> {
-    Pin::new(future).poll(&mut Context::from_waker(waker))
 }
 
 /// A payload large enough that a write into freed memory would land far past a header.
@@ -87,10 +63,7 @@ fn a_receive_while_a_select_future_is_pending_gets_the_message_and_the_future_st
     assert_eq!(port.recv().unwrap(), tick(0));
     // The receive displaced the future's watch and woke it, so its task polls again: the
     // future watches the port's next packet, which the second send fills.
-    assert!(
-        count.0.load(Ordering::SeqCst) >= 1,
-        "a displaced watch is woken"
-    );
+    assert!(wakes(&count) >= 1, "a displaced watch is woken");
     sender.join().unwrap();
     assert_eq!(poll_once(&mut select, &waker), Poll::Ready(0));
     drop(select);
@@ -183,15 +156,11 @@ fn two_pending_selects_on_one_port_in_two_tasks_are_both_woken_by_one_send() {
         assert!(poll_once(&mut first, &first_waker).is_pending());
         assert!(poll_once(&mut second, &second_waker).is_pending());
     }
-    assert_eq!(first_count.0.load(Ordering::SeqCst), 0, "no wake ping-pong");
-    assert_eq!(
-        second_count.0.load(Ordering::SeqCst),
-        0,
-        "no wake ping-pong"
-    );
+    assert_eq!(wakes(&first_count), 0, "no wake ping-pong");
+    assert_eq!(wakes(&second_count), 0, "no wake ping-pong");
     chan.send(1).unwrap();
-    assert!(first_count.0.load(Ordering::SeqCst) >= 1);
-    assert!(second_count.0.load(Ordering::SeqCst) >= 1);
+    assert!(wakes(&first_count) >= 1);
+    assert!(wakes(&second_count) >= 1);
     assert_eq!(poll_once(&mut first, &first_waker), Poll::Ready(0));
     assert_eq!(poll_once(&mut second, &second_waker), Poll::Ready(0));
     drop((first, second));
@@ -199,41 +168,28 @@ fn two_pending_selects_on_one_port_in_two_tasks_are_both_woken_by_one_send() {
 }
 
 #[test]
-fn dropping_the_later_of_two_watches_keeps_the_earlier_one_registered() {
-    let (port, chan) = stream::<u32>();
-    let (first_count, first_waker) = counting();
-    let (_second_count, second_waker) = counting();
-    let endpoints: [&dyn Selectable; 1] = [&port];
-    let mut first = selecti_async(&endpoints);
-    let mut second = selecti_async(&endpoints);
-    assert!(poll_once(&mut first, &first_waker).is_pending());
-    assert!(poll_once(&mut second, &second_waker).is_pending());
-    drop(second);
-    chan.send(1).unwrap();
-    assert!(
-        first_count.0.load(Ordering::SeqCst) >= 1,
-        "the first is still woken"
-    );
-    assert_eq!(poll_once(&mut first, &first_waker), Poll::Ready(0));
-}
-
-#[test]
-fn dropping_the_earlier_of_two_watches_keeps_the_later_one_registered() {
-    let (port, chan) = stream::<u32>();
-    let (_first_count, first_waker) = counting();
-    let (second_count, second_waker) = counting();
-    let endpoints: [&dyn Selectable; 1] = [&port];
-    let mut first = selecti_async(&endpoints);
-    let mut second = selecti_async(&endpoints);
-    assert!(poll_once(&mut first, &first_waker).is_pending());
-    assert!(poll_once(&mut second, &second_waker).is_pending());
-    drop(first);
-    chan.send(1).unwrap();
-    assert!(
-        second_count.0.load(Ordering::SeqCst) >= 1,
-        "the second is still woken"
-    );
-    assert_eq!(poll_once(&mut second, &second_waker), Poll::Ready(0));
+fn dropping_either_of_two_watches_keeps_the_other_registered() {
+    for drop_the_first in [false, true] {
+        let (port, chan) = stream::<u32>();
+        let (first_count, first_waker) = counting();
+        let (second_count, second_waker) = counting();
+        let endpoints: [&dyn Selectable; 1] = [&port];
+        let mut first = selecti_async(&endpoints);
+        let mut second = selecti_async(&endpoints);
+        assert!(poll_once(&mut first, &first_waker).is_pending());
+        // The second carries the first's watch.
+        assert!(poll_once(&mut second, &second_waker).is_pending());
+        let (mut kept, kept_count, kept_waker) = if drop_the_first {
+            drop(first);
+            (second, second_count, second_waker)
+        } else {
+            drop(second);
+            (first, first_count, first_waker)
+        };
+        chan.send(1).unwrap();
+        assert!(wakes(&kept_count) >= 1, "the one kept is still woken");
+        assert_eq!(poll_once(&mut kept, &kept_waker), Poll::Ready(0));
+    }
 }
 
 #[test]
@@ -248,7 +204,7 @@ fn a_loop_of_dropped_selects_over_a_pending_one_neither_wakes_nor_unregisters_it
         let mut again = selecti_async(&endpoints);
         assert!(poll_once(&mut again, &loop_waker).is_pending());
     }
-    assert_eq!(first_count.0.load(Ordering::SeqCst), 0);
+    assert_eq!(wakes(&first_count), 0);
     chan.send(1).unwrap();
     assert_eq!(poll_once(&mut first, &first_waker), Poll::Ready(0));
 }
@@ -263,8 +219,8 @@ fn a_select_future_repolled_with_another_waker_wakes_the_new_one() {
     assert!(poll_once(&mut select, &old_waker).is_pending());
     assert!(poll_once(&mut select, &new_waker).is_pending());
     chan.send(1).unwrap();
-    assert_eq!(old_count.0.load(Ordering::SeqCst), 0);
-    assert_eq!(new_count.0.load(Ordering::SeqCst), 1);
+    assert_eq!(wakes(&old_count), 0);
+    assert_eq!(wakes(&new_count), 1);
     assert_eq!(poll_once(&mut select, &new_waker), Poll::Ready(0));
 }
 
@@ -330,7 +286,7 @@ fn hand_written_endpoints_sharing_one_state_word_select_and_receive_soundly() {
         }
     }
     assert!(
-        count.0.load(Ordering::SeqCst) >= 1,
+        wakes(&count) >= 1,
         "the task's watch was displaced and woken"
     );
     assert_eq!(poll_once(&mut task, &waker), Poll::Ready(0));

@@ -2,6 +2,7 @@
 #![allow(dead_code)]
 
 pub mod pingpong;
+pub mod task;
 
 use std::sync::Arc;
 use std::sync::atomic::{AtomicUsize, Ordering};
