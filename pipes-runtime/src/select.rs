@@ -32,9 +32,9 @@
 //! So a select costs O(n) in the number of endpoints, as in 2012; a [`PortSet`](crate::PortSet)
 //! is the O(1)-per-message way to wait on many ports of one type.
 //!
-//! When several endpoints are ready, which one is returned is unspecified: each call starts
-//! looking at a different endpoint (a per-thread counter), so a loop over `select2` on two
-//! always-ready streams serves both.
+//! When several endpoints are ready, one is chosen uniformly at random among them, as Go's
+//! select does, so a loop over `select2` on two always-ready streams serves both about equally,
+//! however the loop interleaves its selects.
 
 use std::fmt;
 use std::future::Future;
@@ -221,27 +221,52 @@ impl<'a> Target<'a> {
     }
 }
 
-/// Where a select starts looking, so that no endpoint is always looked at first.
-fn first_to_look_at(n: usize) -> usize {
+/// A number below `k` (at least 1), from a per-thread xorshift generator: where a select starts
+/// registering, and which of several ready endpoints it takes.
+fn random_below(k: usize) -> usize {
     #[cfg(not(loom))]
     {
+        use std::hash::{BuildHasher, Hasher};
         thread_local! {
-            static NEXT: std::cell::Cell<usize> = const { std::cell::Cell::new(0) };
+            static STATE: std::cell::Cell<u64> = std::cell::Cell::new(
+                // Seeded from std's random hash keys, which differ from thread to thread; never 0.
+                std::collections::hash_map::RandomState::new().build_hasher().finish() | 1,
+            );
         }
-        // A select inside a thread-local's destructor starts at the first endpoint.
-        NEXT.try_with(|next| {
-            let start = next.get();
-            next.set(start.wrapping_add(1));
-            start % n
-        })
-        .unwrap_or(0)
+        // A select inside a thread-local's destructor takes the first.
+        STATE
+            .try_with(|state| {
+                let mut x = state.get();
+                x ^= x << 13;
+                x ^= x >> 7;
+                x ^= x << 17;
+                state.set(x);
+                ((x >> 32).wrapping_mul(k as u64) >> 32) as usize
+            })
+            .unwrap_or(0)
     }
     // Loom needs every execution of a model to make the same choices.
     #[cfg(loom)]
     {
-        let _ = n;
+        let _ = k;
         0
     }
+}
+
+/// One of the targets ready now, chosen uniformly among them (reservoir sampling), as Go's select
+/// does: no endpoint is favoured by its position, or by how a thread interleaves its selects.
+fn pick_ready<'a>(n: usize, target: &impl Fn(usize) -> Target<'a>) -> Option<usize> {
+    let mut chosen = None;
+    let mut seen = 0;
+    for i in 0..n {
+        if target(i).is_ready() {
+            seen += 1;
+            if random_below(seen) == 0 {
+                chosen = Some(i);
+            }
+        }
+    }
+    chosen
 }
 
 /// Waits until one of the `n` words is ready (`FULL` or `TERMINATED`) or `deadline` passes, and
@@ -259,16 +284,15 @@ pub(crate) fn wait_ready<'a>(
     if n == 0 {
         return None;
     }
-    let start = first_to_look_at(n);
-    let at = |step: usize| (start + step) % n;
-    let find_ready = || (0..n).map(at).find(|&i| target(i).is_ready());
-    if let Some(i) = find_ready() {
+    if let Some(i) = pick_ready(n, &target) {
         return Some(i);
     }
-    if spin_until(deadline, || find_ready().is_some()) {
-        // A ready target stays ready until its endpoint receives, so this finds it.
-        return find_ready();
+    if spin_until(deadline, || (0..n).any(|i| target(i).is_ready())) {
+        // A ready target stays ready until its endpoint receives, so this finds one.
+        return pick_ready(n, &target);
     }
+    let start = random_below(n);
+    let at = |step: usize| (start + step) % n;
 
     let waiter = Waiter::current();
     // Register with every target, in looking order; `registered` targets (steps
@@ -461,14 +485,14 @@ impl TaskSelect {
         cx: &Context<'_>,
     ) -> Poll<usize> {
         assert!(n > 0, "select over no endpoints would wait forever");
-        let start = first_to_look_at(n);
-        let at = move |step: usize| (start + step) % n;
         // Before anything is registered, a ready target costs no write.
         let ready = if self.watches.is_empty() {
-            (0..n).map(at).find(|&i| target(i).is_ready())
+            pick_ready(n, &target)
         } else {
             None
         };
+        let start = random_below(n);
+        let at = move |step: usize| (start + step) % n;
         let ready = ready.or_else(|| {
             self.watches.resize_with(n, || None);
             // Registering is also the check: a target is ready, or it now holds our waiter.
