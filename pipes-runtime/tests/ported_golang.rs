@@ -78,6 +78,15 @@
 //! - From `chan_test::test_chan`, the block "send to a full chan blocks" (streams never fill),
 //!   and the second receiver of each channel.
 //! - `select3`, `closedchan`, `chanbarrier_test`, `race_chan_test`: empty (TODO) in crossbeam.
+//!
+//! # Pipes bugs found (the tests are `#[ignore]`d with the reason)
+//!
+//! - `chan_test::test_select_fairness`: select is not fair. Each select starts looking at the
+//!   endpoint after the one the thread's previous select started at (one counter per thread,
+//!   shared by all its selects) and takes the first ready one. With Go's two selects per round
+//!   the first always starts at an even index, and of two ready ports one is never chosen
+//!   (10000 to 0); `test_select_fairness_one_select_per_round` shows the bias left with one
+//!   select per round (the ready port after the longest run of empty ones wins 3 in 4).
 
 mod common;
 
@@ -946,13 +955,12 @@ mod chan_test {
         }
     }
 
-    /// A select over two empty and two always-ready ports must pick each ready one about half
-    /// the time. Go's goroutine forwards each value on an unbuffered `out` in a select with
-    /// `done`; sends never block here, so it forwards until `out`'s port is gone or its ports
-    /// hang up, and main drops them after counting (Go closes `done`).
-    #[test]
-    #[ignore = "pipes bug: select is not fair: its rotating start picks the ready port that follows the longest run of empty ones (c1 3 times in 4 here)"]
-    fn test_select_fairness() {
+    /// Go's goroutine: a select over two empty and two always-ready ports, whose value it
+    /// forwards on `out` in a second select, with `done`. Returns how often each ready port won
+    /// in `TRIALS` rounds. Sends never block here, so the second select is a non-blocking one
+    /// on `done` followed by the send (`second_select`; without it, the value is just sent).
+    /// The thread also stops when its ports hang up, which main makes them do after counting.
+    fn select_fairness_trial(second_select: bool) -> (usize, usize) {
         let (c1, c1_tx) = stream::<u8>();
         let (c2, c2_tx) = stream::<u8>();
 
@@ -964,6 +972,7 @@ mod chan_test {
         let (c3, c3_tx) = stream::<u8>();
         let (c4, c4_tx) = stream::<u8>();
         let (out, out_tx) = stream::<u8>();
+        let (done, done_tx) = stream::<u8>();
 
         let t = thread::spawn(move || {
             let targets: [&dyn Selectable; 4] = [&c3, &c4, &c1, &c2];
@@ -971,6 +980,9 @@ mod chan_test {
             loop {
                 let i = selecti(&targets);
                 let Ok(b) = ports[i].recv() else { return };
+                if second_select && ready_now(&[&done]).is_some() {
+                    return;
+                }
                 if out_tx.send(b).is_err() {
                     return;
                 }
@@ -986,8 +998,25 @@ mod chan_test {
             }
         }
 
-        drop((out, c1_tx, c2_tx, c3_tx, c4_tx));
+        drop((done_tx, out, c1_tx, c2_tx, c3_tx, c4_tx));
         t.join().unwrap();
+        (cnt1, cnt2)
+    }
+
+    /// If the select is fair, `c1` and `c2` win about as often. As in Go, the goroutine selects
+    /// twice per round (a select over `c3`, `c4`, `c1`, `c2`, then one involving `done`).
+    #[test]
+    #[ignore = "pipes bug: a thread's selects share one rotating start counter, so with two selects per round the first always starts at an even index and c2 is never chosen (10000 to 0)"]
+    fn test_select_fairness() {
+        let (cnt1, cnt2) = select_fairness_trial(true);
+        assert_fair(cnt1, cnt2);
+    }
+
+    /// Not in Go: `test_select_fairness` with one select per round, which still fails.
+    #[test]
+    #[ignore = "pipes bug: select's rotating start picks the ready port that follows the longest run of empty ones, so c1 wins 3 rounds in 4 (7500 to 2500)"]
+    fn test_select_fairness_one_select_per_round() {
+        let (cnt1, cnt2) = select_fairness_trial(false);
         assert_fair(cnt1, cnt2);
     }
 
