@@ -1267,32 +1267,42 @@ mod select_tests {
         assert!(bar.is_err())
     }
 
+    /// A stream message for `select!`, whose arms match a message by its path: `Int(x)`.
+    #[derive(Debug, PartialEq)]
+    struct Int(i32);
+
+    /// With `select!` over the five borrowed ports (crossbeam's port uses its `select!` too);
+    /// the messages are `Int`s so the arms can name them.
     #[test]
     fn smoke2() {
-        let (rx1, _tx1) = stream::<i32>();
-        let (rx2, _tx2) = stream::<i32>();
-        let (rx3, _tx3) = stream::<i32>();
-        let (rx4, _tx4) = stream::<i32>();
-        let (rx5, tx5) = stream::<i32>();
-        tx5.send(4).unwrap();
-        match select(vec![&rx1, &rx2, &rx3, &rx4, &rx5]) {
-            (0, _foo, _) => panic!("1"),
-            (1, _foo, _) => panic!("2"),
-            (2, _foo, _) => panic!("3"),
-            (3, _foo, _) => panic!("4"),
-            (_, foo, _) => assert_eq!(foo.unwrap(), 4),
+        let (rx1, _tx1) = stream::<Int>();
+        let (rx2, _tx2) = stream::<Int>();
+        let (rx3, _tx3) = stream::<Int>();
+        let (rx4, _tx4) = stream::<Int>();
+        let (rx5, tx5) = stream::<Int>();
+        tx5.send(Int(4)).unwrap();
+        pipes_runtime::select! {
+            &rx1 => { Int(_foo) -> ! { panic!("1") } },
+            &rx2 => { Int(_foo) -> ! { panic!("2") } },
+            &rx3 => { Int(_foo) -> ! { panic!("3") } },
+            &rx4 => { Int(_foo) -> ! { panic!("4") } },
+            &rx5 => { Int(foo) -> ! { assert_eq!(foo, 4) } },
         }
     }
 
+    /// With `select!`: its `closed` arm is the hung-up port's.
     #[test]
     fn closed() {
-        let (rx1, _tx1) = stream::<i32>();
-        let (rx2, tx2) = stream::<i32>();
+        let (rx1, _tx1) = stream::<Int>();
+        let (rx2, tx2) = stream::<Int>();
         drop(tx2);
 
-        match select2(&rx1, &rx2) {
-            Either::Left((_a1, _)) => panic!(),
-            Either::Right((_, a2)) => assert!(a2.is_err()),
+        pipes_runtime::select! {
+            &rx1 => { Int(_a1) -> ! { panic!() } },
+            &rx2 => {
+                Int(_a2) -> ! { panic!("nothing was sent") },
+                closed => {},
+            },
         }
     }
 
