@@ -50,6 +50,17 @@
 //!   `stream_send_recv_stress`, `recv_a_lot`, `shared_chan_stress`, `test_nested_recv_iter`,
 //!   `try_recv_states`, `destroy_upgraded_shared_port_when_sender_still_active`, and `send1`
 //!   (a send that returns once a receiver took the message).
+//!
+//! # Pipes bugs found (the tests are `#[ignore]`d with the reason)
+//!
+//! - `channel_tests::port_gone_concurrent_oversubscribed` (not in std) fails within a few
+//!   rounds: a `Port` dropped while its chan keeps sending can overflow the stack. Its drain
+//!   finds the next packet empty with `try_recv`, the chan fills it before the handed-back
+//!   endpoint is dropped, and dropping a full packet's endpoint drops the message and with it
+//!   the next endpoint, recursively, once per message the sender adds meanwhile.
+//!   `channel_tests::port_gone_concurrent`, `channel_tests::port_gone_concurrent_shared` and
+//!   `port_set_tests::port_gone_concurrent_shared` hit it in about one run in twenty (the whole
+//!   test binary aborts), so they are ignored too.
 
 mod common;
 
@@ -146,7 +157,9 @@ mod channel_tests {
         assert!(tx2.send(1).is_err());
     }
 
+    /// Flaky (about one run of this file in twenty): see `port_gone_concurrent_oversubscribed`.
     #[test]
+    #[ignore = "pipes bug: Port::drop recurses once per message when the chan fills the packet its drain just found empty, and overflows the stack chasing a sender that keeps sending"]
     fn port_gone_concurrent() {
         let (rx, tx) = stream::<i32>();
         let t = thread::spawn(move || {
@@ -156,7 +169,9 @@ mod channel_tests {
         t.join().unwrap();
     }
 
+    /// Flaky: see `port_gone_concurrent_oversubscribed`.
     #[test]
+    #[ignore = "pipes bug: Port::drop recurses once per message when the chan fills the packet its drain just found empty, and overflows the stack chasing a sender that keeps sending"]
     fn port_gone_concurrent_shared() {
         let (rx, tx) = shared::<i32>();
         let tx2 = tx.clone();
@@ -165,6 +180,36 @@ mod channel_tests {
         });
         while tx.send(1).is_ok() && tx2.send(1).is_ok() {}
         t.join().unwrap();
+    }
+
+    /// Not in std: `port_gone_concurrent` four times at once (more threads than this machine's
+    /// two cores, so a receiver is often preempted), 200 rounds each, with the receiving thread
+    /// on a 64 KiB stack so that a short recursion shows. `Port::drop` drains iteratively with
+    /// `try_recv`, but when `try_recv` finds the next packet empty, the chan can fill it before
+    /// the handed-back endpoint is dropped; dropping a full packet's receiving endpoint drops the
+    /// message, whose next endpoint is dropped the same way, recursing once per message while
+    /// the sender keeps sending. Fails within a few rounds here: "has overflowed its stack".
+    #[test]
+    #[ignore = "pipes bug: Port::drop recurses once per message when the chan fills the packet its drain just found empty, and overflows the stack chasing a sender that keeps sending"]
+    fn port_gone_concurrent_oversubscribed() {
+        fn port_gone_concurrent() {
+            let (rx, tx) = stream::<i32>();
+            let t = thread::Builder::new()
+                .stack_size(64 * 1024)
+                .spawn(move || {
+                    rx.recv().unwrap();
+                })
+                .unwrap();
+            while tx.send(1).is_ok() {}
+            t.join().unwrap();
+        }
+
+        let ts: Vec<_> = (0..4)
+            .map(|_| thread::spawn(|| (0..200).for_each(|_| port_gone_concurrent())))
+            .collect();
+        for t in ts {
+            t.join().unwrap();
+        }
     }
 
     #[test]
@@ -997,7 +1042,10 @@ mod port_set_tests {
         assert!(tx2.send(1).is_err());
     }
 
+    /// Flaky: see `channel_tests::port_gone_concurrent_oversubscribed` (a set drops its ports
+    /// with `Port::drop`).
     #[test]
+    #[ignore = "pipes bug: Port::drop recurses once per message when the chan fills the packet its drain just found empty, and overflows the stack chasing a sender that keeps sending"]
     fn port_gone_concurrent_shared() {
         let set = PortSet::<i32>::new();
         let tx = set.chan();
