@@ -959,7 +959,8 @@ mod chan_test {
     /// forwards on `out` in a second select, with `done`. Returns how often each ready port won
     /// in `TRIALS` rounds. Sends never block here, so the second select is a non-blocking one
     /// on `done` followed by the send (`second_select`; without it, the value is just sent).
-    /// The thread also stops when its ports hang up, which main makes them do after counting.
+    /// The thread also stops when its ports hang up, which main makes them do after counting
+    /// (with `second_select`, when it sees `done` closed).
     fn select_fairness_trial(second_select: bool) -> (usize, usize) {
         let (c1, c1_tx) = stream::<u8>();
         let (c2, c2_tx) = stream::<u8>();
@@ -998,8 +999,11 @@ mod chan_test {
             }
         }
 
-        drop((done_tx, out, c1_tx, c2_tx, c3_tx, c4_tx));
+        // `out` goes last, once nothing sends on it: its backlog is then drained with no
+        // sender racing the drain (see `ported_mpsc`'s `port_gone_concurrent_oversubscribed`).
+        drop((done_tx, c1_tx, c2_tx, c3_tx, c4_tx));
         t.join().unwrap();
+        drop(out);
         (cnt1, cnt2)
     }
 
