@@ -79,14 +79,15 @@
 //!   and the second receiver of each channel.
 //! - `select3`, `closedchan`, `chanbarrier_test`, `race_chan_test`: empty (TODO) in crossbeam.
 //!
-//! # Pipes bugs found (the tests are `#[ignore]`d with the reason)
+//! # Pipes bugs found
 //!
-//! - `chan_test::test_select_fairness`: select is not fair. Each select starts looking at the
+//! - `chan_test::test_select_fairness`: select was not fair. Each select started looking at the
 //!   endpoint after the one the thread's previous select started at (one counter per thread,
-//!   shared by all its selects) and takes the first ready one. With Go's two selects per round
-//!   the first always starts at an even index, and of two ready ports one is never chosen
-//!   (10000 to 0); `test_select_fairness_one_select_per_round` shows the bias left with one
-//!   select per round (the ready port after the longest run of empty ones wins 3 in 4).
+//!   shared by all its selects) and took the first ready one. With Go's two selects per round
+//!   the first always started at an even index, and of two ready ports one was never chosen
+//!   (10000 to 0); `test_select_fairness_one_select_per_round` showed the bias left with one
+//!   select per round (the ready port after the longest run of empty ones won 3 in 4). Fixed:
+//!   select now picks uniformly among the ready endpoints, as Go does.
 
 mod common;
 
@@ -1010,7 +1011,6 @@ mod chan_test {
     /// If the select is fair, `c1` and `c2` win about as often. As in Go, the goroutine selects
     /// twice per round (a select over `c3`, `c4`, `c1`, `c2`, then one involving `done`).
     #[test]
-    #[ignore = "pipes bug: a thread's selects share one rotating start counter, so with two selects per round the first always starts at an even index and c2 is never chosen (10000 to 0)"]
     fn test_select_fairness() {
         let (cnt1, cnt2) = select_fairness_trial(true);
         assert_fair(cnt1, cnt2);
@@ -1018,7 +1018,6 @@ mod chan_test {
 
     /// Not in Go: `test_select_fairness` with one select per round, which still fails.
     #[test]
-    #[ignore = "pipes bug: select's rotating start picks the ready port that follows the longest run of empty ones, so c1 wins 3 rounds in 4 (7500 to 2500)"]
     fn test_select_fairness_one_select_per_round() {
         let (cnt1, cnt2) = select_fairness_trial(false);
         assert_fair(cnt1, cnt2);
