@@ -99,7 +99,10 @@ impl Diagnostic {
             width,
         );
         if let Some(help) = &self.help {
-            out.push_str(&format!("{:width$} |\n{:width$} = help: {help}\n", "", ""));
+            push_spaces(&mut out, width);
+            out.push_str(" |\n");
+            push_spaces(&mut out, width);
+            out.push_str(&format!(" = help: {help}\n"));
         }
         for (span, text) in &self.notes {
             out.push_str(&format!("note: {text}\n"));
@@ -122,8 +125,18 @@ fn snippet(
     let start = map.line_col(span.start);
     let end = map.line_col(span.end.max(span.start));
     let text = map.line_text(start.line);
-    // Tabs would make the underline drift, so both lines show them as four spaces.
-    let shown = text.replace('\t', "    ");
+    // Tabs would make the underline drift, so both lines show them as four spaces. Other
+    // control chars (a lone `\r` sends a terminal back to the start of the line) show as
+    // their control pictures, as rustc does: one column each, like the char they stand for.
+    let mut shown = String::with_capacity(text.len());
+    for c in text.chars() {
+        match c {
+            '\t' => shown.push_str("    "),
+            '\0'..='\u{1f}' => shown.extend(char::from_u32(0x2400 + c as u32)),
+            '\u{7f}' => shown.push('\u{2421}'),
+            c => shown.push(c),
+        }
+    }
     let display_width = |chars: usize| -> usize {
         text.chars()
             .take(chars)
@@ -138,19 +151,28 @@ fn snippet(
         text.chars().count() + 1
     };
     let marks = display_width(end_col - 1).saturating_sub(pad).max(1);
-    out.push_str(&format!(
-        "{:width$}--> {file_name}:{}:{}\n",
-        "", start.line, start.col
-    ));
-    out.push_str(&format!("{:width$} |\n", ""));
-    out.push_str(&format!("{:>width$} | {shown}\n", start.line));
-    let underline: String = std::iter::repeat_n(mark, marks).collect();
-    let label = if label.is_empty() {
-        String::new()
-    } else {
-        format!(" {label}")
-    };
-    out.push_str(&format!("{:width$} | {:pad$}{underline}{label}\n", "", ""));
+    push_spaces(out, width);
+    out.push_str(&format!("--> {file_name}:{}:{}\n", start.line, start.col));
+    push_spaces(out, width);
+    out.push_str(" |\n");
+    let number = start.line.to_string();
+    push_spaces(out, width.saturating_sub(number.len()));
+    out.push_str(&format!("{number} | {shown}\n"));
+    push_spaces(out, width);
+    out.push_str(" | ");
+    push_spaces(out, pad);
+    out.extend(std::iter::repeat_n(mark, marks));
+    if !label.is_empty() {
+        out.push(' ');
+        out.push_str(label);
+    }
+    out.push('\n');
+}
+
+/// Appends `n` spaces. Text is padded with this, never with a `format!` width (`{:n$}`):
+/// those are `u16`, and a column past 65,535 (one long line) made rendering panic.
+pub(crate) fn push_spaces(out: &mut String, n: usize) {
+    out.extend(std::iter::repeat_n(' ', n));
 }
 
 impl fmt::Display for Diagnostic {
