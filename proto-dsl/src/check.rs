@@ -94,10 +94,9 @@ pub fn check(file: &File, source: &str) -> Diagnostics {
         }
         keyword_name(&mut errors, name, "protocol");
         // Built once per protocol: looking names up by scanning made the check quadratic.
-        let mut index = HashMap::new();
+        let index = protocol.state_map();
         let mut params = HashMap::new();
         for (i, state) in protocol.states.iter().enumerate() {
-            index.entry(state.name.unraw()).or_insert(i);
             for param in &state.generics.params {
                 params.entry(param.name.as_str()).or_insert(i);
             }
