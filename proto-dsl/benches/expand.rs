@@ -7,8 +7,9 @@
 //!   codegen, then formatting (syn + prettyplease), each timed, with the peak of heap memory a
 //!   whole expansion holds (a counting global allocator).
 //!
-//! `harness = false`: plain `Instant` timing, median and best of several runs, since these
-//! machines are shared and noisy.
+//! `harness = false`: median and best of several runs by the wall clock and, on Linux, by the
+//! thread's CPU clock, since these machines are shared and noisy (other processes stretch the
+//! first, not the second).
 //!
 //! Run: `cargo bench -p proto-dsl --bench expand` (all sizes), or name the sizes:
 //! `cargo bench -p proto-dsl --bench expand -- 10000 100000`. Above 20,000 states only the
@@ -176,11 +177,57 @@ fn fixture(runs: usize) {
     }
 }
 
+/// A point in time by the wall clock and by this thread's CPU clock (Linux's schedstat; none
+/// elsewhere). On a shared machine other processes stretch the wall clock, not the CPU one.
+#[derive(Clone, Copy)]
+struct Mark {
+    wall: Instant,
+    cpu: Option<Duration>,
+}
+
+impl Mark {
+    fn now() -> Mark {
+        let cpu = std::fs::read_to_string("/proc/thread-self/schedstat")
+            .ok()
+            .and_then(|s| s.split_whitespace().next()?.parse().ok())
+            .map(Duration::from_nanos);
+        Mark {
+            wall: Instant::now(),
+            cpu,
+        }
+    }
+
+    /// The time from `earlier` to this mark.
+    fn since(self, earlier: Mark) -> Spent {
+        Spent {
+            wall: self.wall - earlier.wall,
+            cpu: self.cpu.zip(earlier.cpu).map(|(now, then)| now - then),
+        }
+    }
+}
+
+/// Time spent on a phase, by both clocks.
+#[derive(Clone, Copy, Default)]
+struct Spent {
+    wall: Duration,
+    cpu: Option<Duration>,
+}
+
+impl std::ops::Add for Spent {
+    type Output = Spent;
+    fn add(self, other: Spent) -> Spent {
+        Spent {
+            wall: self.wall + other.wall,
+            cpu: self.cpu.zip(other.cpu).map(|(a, b)| a + b),
+        }
+    }
+}
+
 /// One expansion's phases and peak heap.
 struct Sample {
-    front: Duration,
-    codegen: Duration,
-    format: Duration,
+    front: Spent,
+    codegen: Spent,
+    format: Spent,
     /// Peak heap through codegen: what `proto!` holds.
     peak_codegen: usize,
     /// Peak heap through formatting too: what `pipes-proto expand` holds.
@@ -192,9 +239,9 @@ struct Sample {
 /// same); `format: false` stops after codegen, as `proto!` does.
 fn expand_once(source: &str, format: bool) -> Sample {
     let base = Counting::reset();
-    let t0 = Instant::now();
+    let t0 = Mark::now();
     let analysis = proto_dsl::analyze(black_box(source)).expect("the generated protocol compiles");
-    let t1 = Instant::now();
+    let t1 = Mark::now();
     let tokens = proto_dsl::codegen::generate_with_diagrams(
         &analysis,
         &proto_dsl::codegen::Options {
@@ -204,7 +251,7 @@ fn expand_once(source: &str, format: bool) -> Sample {
         },
         false,
     );
-    let t2 = Instant::now();
+    let t2 = Mark::now();
     let peak_codegen = Counting::peak_since(base);
     if !format {
         // `proto!` hands its tokens to rustc; dropping a large stream here takes seconds
@@ -212,9 +259,9 @@ fn expand_once(source: &str, format: bool) -> Sample {
         let peak = Counting::peak_since(base);
         drop((tokens, analysis));
         return Sample {
-            front: t1 - t0,
-            codegen: t2 - t1,
-            format: Duration::ZERO,
+            front: t1.since(t0),
+            codegen: t2.since(t1),
+            format: Spent::default(),
             peak_codegen,
             peak,
             output: None,
@@ -223,11 +270,11 @@ fn expand_once(source: &str, format: bool) -> Sample {
     let file: syn::File = syn::parse2(tokens).expect("codegen produces Rust that syn can parse");
     let output = prettyplease::unparse(&file);
     drop((file, analysis));
-    let t3 = Instant::now();
+    let t3 = Mark::now();
     Sample {
-        front: t1 - t0,
-        codegen: t2 - t1,
-        format: t3 - t2,
+        front: t1.since(t0),
+        codegen: t2.since(t1),
+        format: t3.since(t2),
         peak_codegen,
         peak: Counting::peak_since(base),
         output: Some(output),
@@ -265,13 +312,23 @@ fn generated(states: usize, runs: usize, format: bool) {
         "expand: {states} states, {messages} messages, {} KiB in, {out}, median and best of {runs}",
         source.len() / 1024,
     );
-    let report = |name: &str, pick: fn(&Sample) -> Duration| {
-        let (median, best) = stats(samples.iter().map(pick).collect());
-        println!(
-            "  {name:<28} median {:>10.1} ms   best {:>10.1} ms",
+    let report = |name: &str, pick: fn(&Sample) -> Spent| {
+        let spent: Vec<Spent> = samples.iter().map(pick).collect();
+        let (median, best) = stats(spent.iter().map(|s| s.wall).collect());
+        print!(
+            "  {name:<28} wall median {:>9.1} ms  best {:>9.1} ms",
             ms(median),
             ms(best)
         );
+        if let Some(cpu) = spent.iter().map(|s| s.cpu).collect::<Option<Vec<_>>>() {
+            let (median, best) = stats(cpu);
+            print!(
+                "   cpu median {:>9.1} ms  best {:>9.1} ms",
+                ms(median),
+                ms(best)
+            );
+        }
+        println!();
     };
     report("front end", |s| s.front);
     report("codegen", |s| s.codegen);
@@ -283,7 +340,7 @@ fn generated(states: usize, runs: usize, format: bool) {
         let mut peaks: Vec<usize> = samples.iter().map(pick).collect();
         peaks.sort_unstable();
         println!(
-            "  {name:<28} median {:>10.1} MiB",
+            "  {name:<28}      {:>9.1} MiB (median)",
             peaks[peaks.len() / 2] as f64 / (1024.0 * 1024.0)
         );
     };
