@@ -123,3 +123,24 @@ fn help_and_version_succeed() {
         "{text}"
     );
 }
+
+/// Every subcommand on a protocol whose error (or widest name) lies past column 65,535:
+/// rendering pads with `format!` widths nowhere, since those are `u16` and panic beyond.
+#[test]
+fn columns_past_65535_never_panic() {
+    let source = format!("p {{{}S: send {{ M -> Nowhere }} }}\n", " ".repeat(70_000));
+    let column = source.find("Nowhere").unwrap() + 1;
+    for command in ["check", "expand", "graph", "explain"] {
+        let (status, text) = run_with_stdin(&[command, "-"], Some(&source));
+        assert_eq!(status, 1, "{command}: {text:.300}");
+        assert!(
+            text.contains(&format!(" --> <stdin>:1:{column}\n")),
+            "{command}: {text:.300}"
+        );
+    }
+    let wide = format!("p {{ S{}: send {{ M -> ! }} }}\n", "x".repeat(70_000));
+    for command in ["check", "expand", "graph", "explain"] {
+        let (status, text) = run_with_stdin(&[command, "-"], Some(&wide));
+        assert_eq!(status, 0, "{command}: {text:.300}");
+    }
+}

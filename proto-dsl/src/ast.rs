@@ -2,6 +2,7 @@
 //! carries the byte range of its source text, and Rust fragments carry both their syn value and
 //! their range, so that any later stage can point an error at the user's tokens.
 
+use std::collections::HashMap;
 use std::fmt::Write as _;
 use std::ops::Range;
 
@@ -89,9 +90,21 @@ pub struct Protocol {
 }
 
 impl Protocol {
-    /// The index of the state named `name` (the first one, should there be duplicates).
+    /// The index of the state named `name` (the first one, should there be duplicates). A
+    /// scan of the states: for a lookup per message, build [`Protocol::state_map`] once.
     pub fn state_index(&self, name: &str) -> Option<usize> {
         self.states.iter().position(|s| s.name.unraw() == name)
+    }
+
+    /// Every state's name with its index, as [`Protocol::state_index`] finds them (the first
+    /// of duplicates), built in one pass: the stages look up a state per message, and a scan
+    /// each time made code generation quadratic in the number of states.
+    pub fn state_map(&self) -> HashMap<&str, usize> {
+        let mut map = HashMap::with_capacity(self.states.len());
+        for (i, state) in self.states.iter().enumerate() {
+            map.entry(state.name.unraw()).or_insert(i);
+        }
+        map
     }
 
     /// The start state: the first one written. `None` only for an empty protocol, which the
@@ -349,6 +362,22 @@ impl Protocol {
                     }
                 }
             }
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    #[test]
+    fn state_map_finds_what_state_index_finds() {
+        // Duplicates parse (the checker reports them): the first definition wins in both.
+        let file =
+            crate::parse("p { A: send { M -> B } B: recv { N -> A } A: send { O -> ! } }").unwrap();
+        let protocol = &file.protocols[0];
+        let map = protocol.state_map();
+        assert_eq!(map.len(), 2);
+        for name in ["A", "B", "C"] {
+            assert_eq!(map.get(name).copied(), protocol.state_index(name), "{name}");
         }
     }
 }

@@ -94,10 +94,9 @@ pub fn check(file: &File, source: &str) -> Diagnostics {
         }
         keyword_name(&mut errors, name, "protocol");
         // Built once per protocol: looking names up by scanning made the check quadratic.
-        let mut index = HashMap::new();
+        let index = protocol.state_map();
         let mut params = HashMap::new();
         for (i, state) in protocol.states.iter().enumerate() {
-            index.entry(state.name.unraw()).or_insert(i);
             for param in &state.generics.params {
                 params.entry(param.name.as_str()).or_insert(i);
             }
@@ -191,6 +190,38 @@ fn suggest<'a>(word: &str, candidates: impl IntoIterator<Item = &'a str>) -> Opt
         .filter(|(d, _)| *d <= limit)
         .min_by_key(|(d, _)| *d)
         .map(|(_, c)| c)
+}
+
+/// How many state names "did you mean" may measure against missing ones, per protocol: a
+/// search measures every state, so without a budget a protocol whose targets are all missing
+/// (a prefix changed) took time quadratic in its states. Past the budget the help is the
+/// generic one.
+const SUGGESTION_BUDGET: usize = 1_000_000;
+
+/// "Did you mean" for missing state names: one search per name, however many messages step
+/// to it, and searches only while the budget lasts.
+struct Suggestions<'a> {
+    found: HashMap<&'a str, Option<&'a str>>,
+    /// State names left to measure.
+    budget: usize,
+}
+
+impl<'a> Suggestions<'a> {
+    fn new(budget: usize) -> Self {
+        Suggestions {
+            found: HashMap::new(),
+            budget,
+        }
+    }
+
+    /// The state of `states` that `missing` probably meant.
+    fn of(&mut self, missing: &'a str, states: &'a [State]) -> Option<&'a str> {
+        let budget = &mut self.budget;
+        *self.found.entry(missing).or_insert_with(|| {
+            *budget = budget.checked_sub(states.len())?;
+            suggest(missing, states.iter().map(|s| s.name.unraw()))
+        })
+    }
 }
 
 struct ProtocolChecker<'a> {
@@ -447,6 +478,7 @@ impl ProtocolChecker<'_> {
     fn transitions(&mut self) -> bool {
         let p = self.protocol;
         let mut resolved = true;
+        let mut suggestions = Suggestions::new(SUGGESTION_BUDGET);
         for state in &p.states {
             for message in &state.messages {
                 let Next::State {
@@ -472,7 +504,7 @@ impl ProtocolChecker<'_> {
                             p.name.unraw()
                         ),
                     );
-                    error = match suggest(name.unraw(), p.states.iter().map(|s| s.name.unraw())) {
+                    error = match suggestions.of(name.unraw(), &p.states) {
                         Some(s) => error.with_help(format!("did you mean `{s}`?")),
                         None => {
                             error.with_help("define the state, or end the protocol with `-> !`")
@@ -640,6 +672,22 @@ mod tests {
             suggest("Conected", ["Login", "Connected"]),
             Some("Connected")
         );
+    }
+
+    #[test]
+    fn suggestions_search_once_per_name_within_the_budget() {
+        let file =
+            crate::parse("p { A1: send { M -> ! } B1: send { M -> ! } C1: send { M -> ! } }")
+                .unwrap();
+        let states = &file.protocols[0].states;
+        // Room for two searches of three states.
+        let mut suggestions = Suggestions::new(7);
+        assert_eq!(suggestions.of("A2", states), Some("A1"));
+        assert_eq!(suggestions.of("B2", states), Some("B1"));
+        assert_eq!(suggestions.of("C2", states), None);
+        // Names already searched keep their answer, and cost nothing.
+        assert_eq!(suggestions.of("A2", states), Some("A1"));
+        assert_eq!(suggestions.budget, 1);
     }
 
     #[test]

@@ -15,6 +15,7 @@
 //!
 //! [`entangle`]: https://docs.rs/pipes (pipes::__private::entangle)
 
+use std::collections::HashMap;
 use std::ops::Range;
 
 use proc_macro2::{Group, Ident, Span, TokenStream, TokenTree};
@@ -109,6 +110,8 @@ impl Side {
 
 struct Gen<'a> {
     protocol: &'a Protocol,
+    /// State names to indices, built once: `Gen::state` runs for every message.
+    states: HashMap<&'a str, usize>,
     options: &'a Options<'a>,
     /// `<runtime>::__private`.
     rt: TokenStream,
@@ -122,6 +125,7 @@ impl<'a> Gen<'a> {
     fn new(protocol: &'a Protocol, liveness: &'a Liveness, options: &'a Options<'a>) -> Self {
         let mut this = Gen {
             protocol,
+            states: protocol.state_map(),
             options,
             rt: quote!(__pipes),
             buffered: false,
@@ -200,10 +204,10 @@ impl<'a> Gen<'a> {
 
     fn state(&self, name: &Name) -> &'a State {
         let index = self
-            .protocol
-            .state_index(name.unraw())
+            .states
+            .get(name.unraw())
             .expect("checked: every target state exists");
-        &self.protocol.states[index]
+        &self.protocol.states[*index]
     }
 
     fn text(&self, range: &Range<usize>) -> &'a str {

@@ -20,6 +20,7 @@ use std::fmt::Write as _;
 use quote::ToTokens;
 
 use crate::ast::{Direction, Message, Next, Protocol, State};
+use crate::diagnostic::push_spaces;
 use crate::liveness::Liveness;
 
 /// Who sends in a state, as the diagrams say it: protocols are written from the client's side,
@@ -264,10 +265,10 @@ pub fn explain(protocol: &Protocol, liveness: &Liveness) -> String {
     for row in &rows {
         let mut line = String::new();
         for (i, (cell, width)) in row.iter().zip(widths).enumerate() {
-            if i + 1 == row.len() {
-                line.push_str(cell);
-            } else {
-                let _ = write!(line, "{cell:width$}  ");
+            line.push_str(cell);
+            if i + 1 < row.len() {
+                // Not `{cell:width$}`: a cell can be wider than `format!`'s `u16` widths.
+                push_spaces(&mut line, width.saturating_sub(cell.chars().count()) + 2);
             }
         }
         out.push_str(line.trim_end());

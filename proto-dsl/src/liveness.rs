@@ -94,13 +94,7 @@ impl Liveness {
 /// The transitions between states, by index (targets that do not resolve are left out, so
 /// this never fails on an unchecked protocol).
 fn successors(protocol: &Protocol) -> Vec<Vec<usize>> {
-    let index: std::collections::HashMap<&str, usize> = protocol
-        .states
-        .iter()
-        .enumerate()
-        .rev() // so that the first of duplicate names wins, as `Protocol::state_index` does
-        .map(|(i, s)| (s.name.unraw(), i))
-        .collect();
+    let index = protocol.state_map();
     protocol
         .states
         .iter()

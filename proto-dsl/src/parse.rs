@@ -28,9 +28,20 @@ use grammar::{ProtoParser, Rule};
 /// before any parser sees it. Real protocols stay far below this.
 pub const MAX_NESTING: usize = 64;
 
-/// pest's budget of rule calls for one parse. It bounds the time a hostile input can take;
-/// a generated 10,000-state protocol needs well under a tenth of it.
+/// pest's budget of rule calls for one parse, at the least: a source gets [`CALLS_PER_BYTE`]
+/// for each of its bytes when that is more. It bounds the time a hostile input can take.
 pub const CALL_LIMIT: usize = 50_000_000;
+
+/// pest's budget of rule calls per byte of source. Protocols take 3 to 33 calls a byte (the
+/// generated 10,000-state one 7, types nested 60 deep 33), so a budget that did not grow with
+/// the source refused every protocol past ~7 MB (53,000 generated states); one that grows
+/// keeps the time a hostile input can take linear in its size.
+pub const CALLS_PER_BYTE: usize = 64;
+
+/// The call budget for a source of `len` bytes.
+fn call_limit(len: usize) -> usize {
+    CALL_LIMIT.max(len.saturating_mul(CALLS_PER_BYTE))
+}
 
 /// The lint name that lets a protocol or a state be unreachable.
 pub const ALLOW_UNREACHABLE: &str = "unreachable_states";
@@ -43,7 +54,7 @@ pub fn parse(source: &str) -> Result<File, Diagnostics> {
     }
     // The limit is process-wide in pest; setting it on every parse keeps it in force even if
     // another pest user in the process changed it.
-    pest::set_call_limit(NonZeroUsize::new(CALL_LIMIT));
+    pest::set_call_limit(NonZeroUsize::new(call_limit(source.len())));
     let mut pairs = match ProtoParser::parse(Rule::file, source) {
         Ok(pairs) => pairs,
         Err(error) => return Err(Diagnostics(vec![syntax_error(&error, source)])),
@@ -529,6 +540,15 @@ fn doc_text(attr: &syn::Attribute) -> Option<String> {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn the_call_budget_grows_with_the_source() {
+        assert_eq!(call_limit(0), CALL_LIMIT);
+        assert_eq!(call_limit(500_000), CALL_LIMIT);
+        // A 100,000-state protocol of the generator in `tests/common` is 13.8 MB.
+        assert_eq!(call_limit(13_800_000), 883_200_000);
+        assert_eq!(call_limit(usize::MAX), usize::MAX);
+    }
 
     #[test]
     fn nesting_guard_counts_brackets_but_not_comments_or_strings() {

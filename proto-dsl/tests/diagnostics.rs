@@ -5,6 +5,7 @@
 mod common;
 
 use std::collections::BTreeSet;
+use std::ops::Range;
 
 fn render(name: &str) -> (String, proto_dsl::Diagnostics) {
     let path = common::broken().join(format!("{name}.pipes"));
@@ -143,4 +144,39 @@ fn unreachable_states_can_be_allowed() {
     assert!(proto_dsl::analyze(on_protocol).is_ok());
     let neither = "p { A: send { M -> ! } B: send { N -> ! } }";
     assert!(proto_dsl::analyze(neither).is_err());
+}
+
+/// A protocol on one line whose undefined target sits past column 65,535: `format!` widths
+/// are `u16`, so padding the underline with one used to panic.
+fn far_right_source() -> (String, usize) {
+    let source = format!("p {{{}S: send {{ M -> Nowhere }} }}\n", " ".repeat(70_000));
+    let at = source.find("Nowhere").unwrap();
+    (source, at)
+}
+
+#[test]
+fn errors_past_column_65535_render() {
+    let (source, at) = far_right_source();
+    let errors = proto_dsl::analyze(&source).unwrap_err();
+    let rendered = errors.render("long.pipes", &source);
+    assert!(
+        rendered.contains(&format!(" --> long.pipes:1:{}\n", at + 1)),
+        "{}",
+        &rendered[..200]
+    );
+    let underline = format!(
+        "  | {}^^^^^^^ no state `Nowhere` in protocol `p`\n",
+        " ".repeat(at)
+    );
+    assert!(rendered.contains(&underline));
+
+    // Notes and underlines longer than 65,535 columns go the same way.
+    let long = Range {
+        start: 3,
+        end: at + 7,
+    };
+    let one = proto_dsl::Diagnostic::error("m", at..at + 7, "here").with_note(long, "all of it");
+    let rendered = one.render("long.pipes", &source);
+    let note = format!("  | {}{}\n", " ".repeat(3), "-".repeat(at + 4));
+    assert!(rendered.ends_with(&note));
 }

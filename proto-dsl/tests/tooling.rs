@@ -142,3 +142,49 @@ fn compile_refuses_two_files_with_one_stem_and_a_runtime_that_is_no_path() {
     );
     std::fs::remove_dir_all(out).unwrap();
 }
+
+/// Diagnostics past column 65,535 reach build scripts rendered, not as a panic.
+#[test]
+fn config_renders_errors_past_column_65535() {
+    let source = format!("p {{{}S: send {{ M -> Nowhere }} }}\n", " ".repeat(70_000));
+    let column = source.find("Nowhere").unwrap() + 1;
+    let error = proto_dsl::Config::new()
+        .expand("long.pipes", &source)
+        .unwrap_err();
+    assert!(
+        error
+            .to_string()
+            .contains(&format!(" --> long.pipes:1:{column}\n")),
+        "{error:.200}"
+    );
+
+    let out = scratch("long-line");
+    let path = out.join("long.pipes");
+    std::fs::write(&path, &source).unwrap();
+    let error = proto_dsl::Config::new()
+        .out_dir(&out)
+        .compile(&[&path])
+        .unwrap_err();
+    assert!(
+        error
+            .to_string()
+            .contains(&format!(" --> {}:1:{column}\n", path.display())),
+        "{error:.200}"
+    );
+    std::fs::remove_dir_all(out).unwrap();
+}
+
+/// `explain` pads its table's columns: a cell wider than 65,535 chars (a long state name or
+/// payload type) must not panic either.
+#[test]
+fn explain_tables_cells_wider_than_65535() {
+    let state = format!("S{}", "x".repeat(70_000));
+    let source = format!("p {{ {state}: send {{ M -> Next }} Next: recv {{ N -> ! }} }}");
+    let analysis = proto_dsl::analyze(&source).unwrap();
+    let (protocol, liveness) = analysis.protocols().next().unwrap();
+    let table = proto_dsl::diagram::explain(protocol, liveness);
+    // The header's `sent by` starts where the widest state name ends, two spaces on.
+    let header = format!("state{}  sent by", " ".repeat(state.len() - "state".len()));
+    assert!(table.contains(&header), "{table:.200}");
+    assert!(table.contains(&format!("\nNext{}  server", " ".repeat(state.len() - 4))));
+}
