@@ -162,7 +162,8 @@ impl<'a> Target<'a> {
         match self.0 {
             Kind::Word(word) => word.load() != Arc::as_ptr(waiter) as usize,
             Kind::Set(set) => {
-                set.ready_list().pushed() && matches!(self.register(waiter), Registration::Ready)
+                set.ready_list().pushed(waiter)
+                    && matches!(self.register(waiter), Registration::Ready)
             }
         }
     }
@@ -174,7 +175,7 @@ impl<'a> Target<'a> {
             Kind::Word(word) => word
                 .unregister(waiter)
                 .is_err_and(|found| found != crate::packet::EMPTY),
-            Kind::Set(set) => !set.ready_list().disarm() && set.settle(),
+            Kind::Set(set) => !set.ready_list().disarm(waiter) && set.settle(),
         }
     }
 }

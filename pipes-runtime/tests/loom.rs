@@ -548,3 +548,89 @@ fn select2_async_registers_racing_a_send_and_a_hang_up() {
         sender.join().unwrap();
     });
 }
+
+/// A waker that unparks the loom thread that made it: an executor whose one task is the model's
+/// main thread.
+fn thread_waker() -> std::task::Waker {
+    std::task::Waker::from(std::sync::Arc::new(ThreadWaker(thread::current())))
+}
+
+/// Parks until `future`, already polled once and pending, resolves: as an executor does, it
+/// polls again only after the waker was woken, so a wake that never comes is a deadlock loom
+/// reports.
+fn wait_woken<F: std::future::Future + Unpin>(
+    future: &mut F,
+    waker: &std::task::Waker,
+) -> F::Output {
+    let mut cx = std::task::Context::from_waker(waker);
+    loop {
+        thread::park();
+        if let std::task::Poll::Ready(output) = std::pin::Pin::new(&mut *future).poll(&mut cx) {
+            return output;
+        }
+    }
+}
+
+/// Two tasks wait on one set (one of them, polled with a do-nothing waker, takes the message or
+/// gives up) while its chan sends and hangs up: the other is still woken, by the message or by
+/// the end of the set, whichever is left for it.
+///
+/// These models do not join their senders (loom runs every thread to its end anyway): a
+/// sender wakes the set's sleepers after its exchange, so its unpark can reach the main thread
+/// after that has moved on, and loom fails a thread unparked while it blocks in `join`.
+#[test]
+fn port_set_two_async_waiters_one_gives_up_while_the_chan_sends() {
+    loom::model(|| {
+        let set = PortSet::new();
+        let chan = set.chan();
+        thread::spawn(move || chan.send(1u8).unwrap());
+        let waker = thread_waker();
+        let mut kept = set.recv_async();
+        let mut other = set.recv_async();
+        let kept_first = match poll_once_with(&mut kept, &waker) {
+            std::task::Poll::Ready(received) => Some(received),
+            std::task::Poll::Pending => None,
+        };
+        // Resolves (it may take the message, or find the set ended) or is dropped pending:
+        // either way it leaves.
+        let other = match poll_once(&mut other) {
+            std::task::Poll::Ready(received) => Some(received),
+            std::task::Poll::Pending => None,
+        };
+        let kept = kept_first.unwrap_or_else(|| wait_woken(&mut kept, &waker));
+        let received: Vec<u8> = [Some(kept), other]
+            .into_iter()
+            .flatten()
+            .flatten()
+            .collect();
+        assert_eq!(received, [1], "one message, received once");
+    });
+}
+
+/// A thread's timed receive, then a blocking one, while a task's receive on the same set stays
+/// registered: the thread parks beside the task (it neither spins on the task's sleep nor takes
+/// it over) and the send wakes it.
+#[test]
+fn port_set_recv_timeout_while_a_task_waits_races_a_send() {
+    loom::model(|| {
+        let set = PortSet::new();
+        let chan = set.chan();
+        let mut receive = set.recv_async();
+        assert!(poll_once(&mut receive).is_pending());
+        thread::spawn(move || chan.send(3u8).unwrap());
+        match set.recv_timeout(Duration::from_millis(1)) {
+            Ok(value) => assert_eq!(value, 3),
+            Err(RecvTimeoutError::Timeout(())) => assert_eq!(set.recv().unwrap(), 3),
+            Err(RecvTimeoutError::Disconnected(_)) => panic!("the chan sent first"),
+        }
+        drop(receive);
+    });
+}
+
+/// Polls `future` once with `waker`.
+fn poll_once_with<F: std::future::Future + Unpin>(
+    future: &mut F,
+    waker: &std::task::Waker,
+) -> std::task::Poll<F::Output> {
+    std::pin::Pin::new(future).poll(&mut std::task::Context::from_waker(waker))
+}
