@@ -395,27 +395,37 @@ impl<T> PortSet<T> {
         }
     }
 
-    /// Adds a port: its messages are received through the set from now on.
+    /// Adds a port: its messages are received through the set from now on. Whoever waits on
+    /// the set (a pending [`PortSet::recv_async`], an async select) is woken to look at it.
     pub fn add(&self, port: Port<T>) {
-        let mut local = self.local.borrow_mut();
-        let index = local.free.pop().unwrap_or(local.members.len());
-        let member = Member {
-            port,
-            waiter: Arc::new(Waiter::Ready {
+        let waiter = {
+            let mut local = self.local.borrow_mut();
+            let index = local.free.pop().unwrap_or(local.members.len());
+            let waiter = Arc::new(Waiter::Ready {
                 list: Arc::clone(&self.list),
                 port: index,
                 next: AtomicUsize::new(IDLE),
-            }),
-            watched: false,
+            });
+            let member = Member {
+                port,
+                waiter: Arc::clone(&waiter),
+                watched: false,
+            };
+            if index == local.members.len() {
+                local.members.push(Some(member));
+            } else {
+                local.members[index] = Some(member);
+            }
+            local.live += 1;
+            waiter
         };
-        if index == local.members.len() {
-            local.members.push(Some(member));
-        } else {
-            local.members[index] = Some(member);
-        }
-        local.live += 1;
-        // Looked at on the next receive, which watches it if it is empty.
-        local.ready.push_back(index);
+        // Announced as a sender announces a port it woke: queued on the shared list with a
+        // reference of its own, which ends any sleep and wakes every sleeper, so each waiter,
+        // thread or task, select or receive, hears of the port the one way it hears of any
+        // (the local list is the set's alone, and no one is woken by a port put there). The
+        // next receive looks at it and watches it if it is empty. After the borrow ends: a
+        // waker may run code that uses the set.
+        ReadyList::push(waiter);
     }
 
     /// Makes a new stream whose port joins the set, and returns its chan.

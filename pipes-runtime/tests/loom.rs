@@ -607,6 +607,23 @@ fn port_set_two_async_waiters_one_gives_up_while_the_chan_sends() {
     });
 }
 
+/// A port that a thread sends on is added to a set while a task waits on the set: the task is
+/// woken without being polled again first, whether the message is in before the add or after.
+#[test]
+fn port_set_add_of_a_port_races_its_send_while_a_task_waits() {
+    loom::model(|| {
+        let set = PortSet::new();
+        let _quiet = set.chan();
+        let (port, chan) = stream();
+        let waker = thread_waker();
+        let mut receive = set.recv_async();
+        assert!(poll_once_with(&mut receive, &waker).is_pending());
+        thread::spawn(move || chan.send(2u8).unwrap());
+        set.add(port);
+        assert_eq!(wait_woken(&mut receive, &waker).unwrap(), 2);
+    });
+}
+
 /// A thread's timed receive, then a blocking one, while a task's receive on the same set stays
 /// registered: the thread parks beside the task (it neither spins on the task's sleep nor takes
 /// it over) and the send wakes it.

@@ -393,6 +393,65 @@ fn a_thread_select_and_a_pending_receive_on_one_set_are_both_woken() {
     assert!(set.recv().is_err());
 }
 
+/// A port added with a message already in it while a task waits: the task is woken, as if a
+/// sender had just woken that port.
+#[test]
+fn a_port_added_with_a_message_wakes_a_pending_receive() {
+    let set = PortSet::new();
+    let _quiet = set.chan();
+    let (count, waker) = counting();
+    let mut receive = set.recv_async();
+    assert!(poll_once(&mut receive, &waker).is_pending());
+    let (port, chan) = stream();
+    chan.send(8u32).unwrap();
+    set.add(port);
+    assert_eq!(wakes(&count), 1);
+    assert!(matches!(
+        poll_once(&mut receive, &waker),
+        Poll::Ready(Ok(8))
+    ));
+}
+
+/// `chan()` while a task waits, then a send on the new chan: the new port is looked at (and
+/// watched) by the woken task, so the send wakes it again.
+#[test]
+fn a_chan_made_while_a_task_waits_reaches_it() {
+    let set = PortSet::new();
+    let _quiet = set.chan();
+    let (count, waker) = counting();
+    let mut receive = set.recv_async();
+    assert!(poll_once(&mut receive, &waker).is_pending());
+    let chan = set.chan();
+    // Woken to look at the new port, which is empty: the task waits again, watching it.
+    assert_eq!(wakes(&count), 1);
+    assert!(poll_once(&mut receive, &waker).is_pending());
+    chan.send(9u32).unwrap();
+    assert_eq!(wakes(&count), 2);
+    assert!(matches!(
+        poll_once(&mut receive, &waker),
+        Poll::Ready(Ok(9))
+    ));
+}
+
+/// The same as a port added to a set that an async select waits on.
+#[test]
+fn a_port_added_with_a_message_wakes_a_pending_async_select() {
+    let set = PortSet::new();
+    let _quiet_set_chan = set.chan();
+    let (quiet, _quiet_chan) = oneshot::<u32>();
+    let (count, waker) = counting();
+    let endpoints: [&dyn Selectable; 2] = [&quiet, &set];
+    let mut select = selecti_async(&endpoints);
+    assert!(poll_once(&mut select, &waker).is_pending());
+    let (port, chan) = stream();
+    chan.send(10u32).unwrap();
+    set.add(port);
+    assert_eq!(wakes(&count), 1);
+    assert!(matches!(poll_once(&mut select, &waker), Poll::Ready(1)));
+    drop(select);
+    assert_eq!(set.try_recv().unwrap(), 10);
+}
+
 /// A thread's timed receive while a task's receive on the same set is pending, and then
 /// forgotten: the thread parks (it does not spin on the task's sleep mark) and times out.
 #[test]
