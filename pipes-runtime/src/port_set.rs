@@ -19,24 +19,34 @@
 //!
 //! # How it stays flat
 //!
-//! Every port is, at any moment, in exactly one of two places:
-//! - on the set's *local ready list* (a FIFO): its next packet may hold a message or a hang-up,
-//!   or it was just added and not looked at yet;
+//! Every port is, at any moment, in exactly one of three places:
+//! - on the set's *local ready list* (a FIFO): its next packet may hold a message or a hang-up;
+//! - *queued* on the shared [`ReadyList`]: a sender woke it, or it was just added;
 //! - *watched*: a [`Waiter::Ready`] for it sits in its next packet's state word (or a sender has
-//!   just swapped it out and is about to queue the port).
+//!   just swapped it out and is about to queue it).
 //!
 //! A receive pops the front of the local list and takes the message. If the port's next packet is
 //! already `FULL` (its sender is ahead) the port goes to the back of the list without any write
 //! to shared memory; if it is `EMPTY` the port is watched. A sender that swaps a watching waiter
-//! out pushes it on the shared [`ReadyList`] (lock-free) and unparks the set's thread if it
-//! sleeps; the set moves those ports to the back of its local list before every receive. So a receive touches
-//! one port and the two lists, whatever their size; and because ports are served from a FIFO and
-//! woken ports join at the back, every ready port is served within one round of the others: no
-//! port is starved by ports that are always ready.
+//! out pushes it on the shared [`ReadyList`] (lock-free) and, if the set sleeps, wakes whoever
+//! waits on it; the set moves those ports to the back of its local list before every receive.
+//! [`PortSet::add`] queues a new port the same way, so a waiter learns of it as of any woken
+//! port. So a receive touches one port and the two lists, whatever their size; and because
+//! ports are served from a FIFO and woken ports join at the back, every ready port is served
+//! within one round of the others: no port is starved by ports that are always ready.
 //!
 //! Ports are never looked at twice for one message: a watched port is not polled, a listed port
 //! is not watched.
-
+//!
+//! # Who waits
+//!
+//! Only the set's own thread receives (the set is not `Sync`), but several waits can be under
+//! way there at once: pending [`PortSet::recv_async`] futures of several tasks (or two joined
+//! in one task), a pending async select over the set, a pending future forgotten with
+//! `mem::forget`, and beside them a thread blocked in `recv` or a select. Each registers an
+//! entry of its own with the ready list (a *sleeper*), the push that ends the set's sleep wakes
+//! all of them, and each takes back only its own entry, so no waiter's leaving can end another's
+//! wait; the ready list's docs give the protocol and why no wake is lost.
 use std::cell::RefCell;
 use std::collections::VecDeque;
 use std::fmt;
@@ -494,7 +504,13 @@ impl<T> PortSet<T> {
     /// A future of the next message from any port, for any executor; resolves as `recv`
     /// returns. Cancel-safe: dropping it before it resolves loses nothing, and the ports stay
     /// in the set. It borrows the set, which is not `Sync`, so it is not `Send`: own the set
-    /// inside the task to receive on a multi-threaded executor.
+    /// inside the task to receive on a multi-threaded executor (or share it between tasks on
+    /// one thread, as an `Rc<PortSet>`).
+    ///
+    /// Any number may be pending on one set at once, beside a blocked [`PortSet::recv`] or a
+    /// select: a message wakes every one of them, and those that find it taken wait again. A
+    /// pending future forgotten with `mem::forget` leaves its registration behind, which the
+    /// next message wakes once and drops.
     pub fn recv_async(&self) -> PortSetRecv<'_, T> {
         PortSetRecv {
             set: self,
@@ -761,5 +777,83 @@ impl<T> fmt::Debug for PortSet<T> {
 impl<T> fmt::Debug for PortSetIter<'_, T> {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
         f.debug_struct("PortSetIter").finish_non_exhaustive()
+    }
+}
+
+#[cfg(all(test, not(loom)))]
+mod tests {
+    use super::*;
+    use std::mem::ManuallyDrop;
+    use std::task::Waker;
+
+    fn sleepers<T>(set: &PortSet<T>) -> usize {
+        set.list.sleepers.lock().len()
+    }
+
+    fn word<T>(set: &PortSet<T>) -> usize {
+        set.list.head.load(Ordering::Relaxed)
+    }
+
+    fn pending<F: Future + Unpin>(future: &mut F) -> bool {
+        let mut cx = Context::from_waker(Waker::noop());
+        Pin::new(future).poll(&mut cx).is_pending()
+    }
+
+    #[test]
+    fn futures_polled_and_dropped_in_a_loop_leave_no_entry_and_the_set_idle() {
+        let set = PortSet::<u8>::new();
+        let _chan = set.chan();
+        for _ in 0..size(1000, 20) {
+            let mut one = set.recv_async();
+            let mut two = set.recv_async();
+            assert!(pending(&mut one) && pending(&mut two));
+            assert_eq!(sleepers(&set), 2);
+            drop(one);
+            assert_eq!(word(&set), SLEEPING, "two still waits");
+            drop(two);
+        }
+        assert_eq!(sleepers(&set), 0);
+        assert_eq!(word(&set), IDLE, "pushes need not lock");
+    }
+
+    #[test]
+    fn a_push_takes_the_entries_of_forgotten_futures() {
+        let set = PortSet::new();
+        let chan = set.chan();
+        // Forgotten: `ManuallyDrop` until the end rather than `mem::forget` only so that Miri's
+        // leak check stays quiet.
+        let mut forgotten: Vec<_> = (0..3)
+            .map(|_| ManuallyDrop::new(set.recv_async()))
+            .collect();
+        for future in &mut forgotten {
+            assert!(pending(&mut **future));
+        }
+        assert_eq!(sleepers(&set), 3, "each left its entry");
+        chan.send(1u8).unwrap();
+        assert_eq!(sleepers(&set), 0, "woken once and dropped");
+        assert_eq!(set.try_recv().unwrap(), 1);
+        assert_eq!(word(&set), IDLE);
+        for future in &mut forgotten {
+            // SAFETY: each is dropped once, here, and not used again.
+            unsafe { ManuallyDrop::drop(future) };
+        }
+    }
+
+    #[test]
+    fn a_thread_timing_out_takes_back_only_its_own_entry() {
+        let set = PortSet::<u8>::new();
+        let _chan = set.chan();
+        let mut waiting = set.recv_async();
+        assert!(pending(&mut waiting));
+        assert!(set.recv_timeout(Duration::from_millis(1)).is_err());
+        assert_eq!(sleepers(&set), 1);
+        assert_eq!(word(&set), SLEEPING);
+        drop(waiting);
+        assert_eq!((sleepers(&set), word(&set)), (0, IDLE));
+    }
+
+    /// Scales a test size down under Miri.
+    const fn size(normal: usize, miri: usize) -> usize {
+        if cfg!(miri) { miri } else { normal }
     }
 }
