@@ -47,6 +47,7 @@
 //! entry of its own with the ready list (a *sleeper*), the push that ends the set's sleep wakes
 //! all of them, and each takes back only its own entry, so no waiter's leaving can end another's
 //! wait; the ready list's docs give the protocol and why no wake is lost.
+
 use std::cell::RefCell;
 use std::collections::VecDeque;
 use std::fmt;

@@ -1,8 +1,10 @@
 //! Loom models of the packet's races: send, receive, receive with a timeout, and drop on either
-//! side; select's registration, wake-up and unregistration; a port set's watch, wake and drop;
-//! a shared chan's senders; async receives registering, moving and taking back a waker. Every
-//! interleaving loom can find (loom also fails a model that leaks a waiter's `Arc`). Run with
-//! `RUSTFLAGS="--cfg loom" cargo test -p pipes-runtime --test loom --release`.
+//! side; select's registration, wake-up and unregistration; a port set's watch, wake and drop,
+//! several waiters on one set (two tasks, a task beside a thread's receive or select) and a port
+//! added while a task waits; a shared chan's senders; async receives registering, moving and
+//! taking back a waker. Every interleaving loom can find (loom also fails a model that leaks a
+//! waiter's `Arc`). Run with `RUSTFLAGS="--cfg loom" cargo test -p pipes-runtime --test loom
+//! --release`.
 #![cfg(loom)]
 
 use std::sync::Arc;
@@ -583,7 +585,8 @@ fn port_set_two_async_waiters_one_gives_up_while_the_chan_sends() {
     loom::model(|| {
         let set = PortSet::new();
         let chan = set.chan();
-        // The chan comes back in the handle, kept to the end, so no hang-up adds to the model.
+        // The chan comes back in the handle: it hangs up only once the model is done with the set,
+        // so no hang-up multiplies the interleavings.
         let _sender = thread::spawn(move || {
             chan.send(1u8).unwrap();
             chan
@@ -621,7 +624,11 @@ fn port_set_add_of_a_port_races_its_send_while_a_task_waits() {
         let waker = thread_waker();
         let mut receive = set.recv_async();
         assert!(poll_once_with(&mut receive, &waker).is_pending());
-        thread::spawn(move || chan.send(2u8).unwrap());
+        // The chan comes back in the handle: it hangs up only once the model is done with the set.
+        let _sender = thread::spawn(move || {
+            chan.send(2u8).unwrap();
+            chan
+        });
         set.add(port);
         assert_eq!(wait_woken(&mut receive, &waker).unwrap(), 2);
     });
@@ -637,12 +644,37 @@ fn port_set_recv_timeout_while_a_task_waits_races_a_send() {
         let chan = set.chan();
         let mut receive = set.recv_async();
         assert!(poll_once(&mut receive).is_pending());
-        thread::spawn(move || chan.send(3u8).unwrap());
+        // The chan comes back in the handle: it hangs up only once the model is done with the set.
+        let _sender = thread::spawn(move || {
+            chan.send(3u8).unwrap();
+            chan
+        });
         match set.recv_timeout(Duration::from_millis(1)) {
             Ok(value) => assert_eq!(value, 3),
             Err(RecvTimeoutError::Timeout(())) => assert_eq!(set.recv().unwrap(), 3),
             Err(RecvTimeoutError::Disconnected(_)) => panic!("the chan sent first"),
         }
+        drop(receive);
+    });
+}
+
+/// A thread's select over a set while a task's receive on the same set stays registered: the
+/// select registers beside the task, and the send wakes it; taking its entry back leaves the
+/// task's.
+#[test]
+fn port_set_select_while_a_task_waits_races_a_send() {
+    loom::model(|| {
+        let set = PortSet::new();
+        let chan = set.chan();
+        let mut receive = set.recv_async();
+        assert!(poll_once(&mut receive).is_pending());
+        // The chan comes back in the handle: it hangs up only once the model is done with the set.
+        let _sender = thread::spawn(move || {
+            chan.send(5u8).unwrap();
+            chan
+        });
+        assert_eq!(selecti(&[&set]), 0);
+        assert_eq!(set.try_recv().unwrap(), 5);
         drop(receive);
     });
 }
