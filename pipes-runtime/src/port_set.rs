@@ -283,16 +283,10 @@ impl ReadyList {
     fn sleep(&self, deadline: Option<Instant>) -> bool {
         // The set may have moved to another thread since it last slept: this thread's waiter.
         let me = Waiter::current();
+        if let Err(Armed::Pending) = self.arm(&me) {
+            return true;
+        }
         loop {
-            // After a wake: registered still (`Already`, a spurious unpark), registered again
-            // (a sender of an earlier sleep took the entry), or ports are queued.
-            match self.arm(&me) {
-                Ok(()) | Err(Armed::Already) => {}
-                Err(Armed::Pending) => {
-                    self.disarm(&me);
-                    return true;
-                }
-            }
             match deadline {
                 None => thread::park(),
                 Some(deadline) => {
@@ -302,7 +296,31 @@ impl ReadyList {
                     }
                 }
             }
+            if !self.still_asleep(&me) {
+                return true;
+            }
         }
+    }
+
+    /// After a sleeping thread's wake-up, under one lock: whether the set still sleeps (an
+    /// unpark that was spurious, or came from the sender of an earlier sleep, which took the
+    /// entry: it is put back). If not, a push came, and the thread's entry is taken back if
+    /// that push has yet to take it.
+    fn still_asleep(&self, me: &Arc<Waiter>) -> bool {
+        let mut sleepers = self.sleepers.lock();
+        let mine = sleepers.iter().position(|sleeper| Arc::ptr_eq(sleeper, me));
+        // Read under the lock, as `arm` reads it: a put-back entry is found by the push that
+        // ends this sleep (type docs).
+        if self.head.load(Ordering::Acquire) == SLEEPING {
+            if mine.is_none() {
+                sleepers.push(Arc::clone(me));
+            }
+            return true;
+        }
+        let mine = mine.map(|at| sleepers.swap_remove(at));
+        drop(sleepers);
+        drop(mine);
+        false
     }
 
     /// Marks the set gone and takes back the references of waiters still queued. Pushes after
