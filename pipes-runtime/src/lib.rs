@@ -25,7 +25,14 @@
 //! - Port sets (`port_set.rs`) are O(1) per message: each port is either on the set's local
 //!   ready list or watched by a waiter (`waiter.rs`) that, when a sender swaps it out, is
 //!   pushed on the set's shared ready list: one atomic word, lock-free, holding an intrusive
-//!   stack of woken waiters or the marks "the set sleeps" and "the set is gone".
+//!   stack of woken waiters or the marks "the set sleeps" and "the set is gone". A port added
+//!   to the set is pushed there too. Whoever waits for the set (each pending `recv_async`
+//!   future, an armed select, a thread in `recv`) registers its own entry in a registry beside
+//!   the word, under a mutex, and marks the word sleeping; the sender whose push replaces that
+//!   mark takes every entry (after its exchange, under the mutex) and wakes each. A waiter that
+//!   resolves or is dropped takes back only its own entry, and the mark is cleared only when
+//!   none is left; a forgotten future's entry is at worst woken once and dropped by the next
+//!   such push. Senders lock only to end a sleep.
 //! - A state word's receiving side (its endpoint, and the selects and port sets watching it)
 //!   acts from one thread at a time, but it may find a waiter there that it did not leave in
 //!   this call: the watch of a select future still pending, or forgotten (`mem::forget` is
@@ -37,7 +44,7 @@
 //! - Async receives (`future.rs`): a `RecvFuture` leaves a task's `Waker` in the state word
 //!   where a thread would leave its handle, so sends stay one swap and a protocol can have a
 //!   thread on one side and a task on the other. No executor dependency. A port set's
-//!   `recv_async` leaves the task's waker as the set's sleeper instead of parking; the async
+//!   `recv_async` registers the task's waker with the set instead of parking; the async
 //!   selects (`select2_async`, `selecti_async`) leave one task waiter where a thread's select
 //!   leaves its thread waiter, and return `Pending` where it would park.
 //! - Shared chans (`shared.rs`) are a `Chan` behind a parking_lot mutex, as in 2012.

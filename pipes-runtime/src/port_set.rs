@@ -19,30 +19,41 @@
 //!
 //! # How it stays flat
 //!
-//! Every port is, at any moment, in exactly one of two places:
-//! - on the set's *local ready list* (a FIFO): its next packet may hold a message or a hang-up,
-//!   or it was just added and not looked at yet;
+//! Every port is, at any moment, in exactly one of three places:
+//! - on the set's *local ready list* (a FIFO): its next packet may hold a message or a hang-up;
+//! - *queued* on the shared [`ReadyList`]: a sender woke it, or it was just added;
 //! - *watched*: a [`Waiter::Ready`] for it sits in its next packet's state word (or a sender has
-//!   just swapped it out and is about to queue the port).
+//!   just swapped it out and is about to queue it).
 //!
 //! A receive pops the front of the local list and takes the message. If the port's next packet is
 //! already `FULL` (its sender is ahead) the port goes to the back of the list without any write
 //! to shared memory; if it is `EMPTY` the port is watched. A sender that swaps a watching waiter
-//! out pushes it on the shared [`ReadyList`] (lock-free) and unparks the set's thread if it
-//! sleeps; the set moves those ports to the back of its local list before every receive. So a receive touches
-//! one port and the two lists, whatever their size; and because ports are served from a FIFO and
-//! woken ports join at the back, every ready port is served within one round of the others: no
-//! port is starved by ports that are always ready.
+//! out pushes it on the shared [`ReadyList`] (lock-free) and, if the set sleeps, wakes whoever
+//! waits on it; the set moves those ports to the back of its local list before every receive.
+//! [`PortSet::add`] queues a new port the same way, so a waiter learns of it as of any woken
+//! port. So a receive touches one port and the two lists, whatever their size; and because
+//! ports are served from a FIFO and woken ports join at the back, every ready port is served
+//! within one round of the others: no port is starved by ports that are always ready.
 //!
 //! Ports are never looked at twice for one message: a watched port is not polled, a listed port
 //! is not watched.
+//!
+//! # Who waits
+//!
+//! Only the set's own thread receives (the set is not `Sync`), but several waits can be under
+//! way there at once: pending [`PortSet::recv_async`] futures of several tasks (or two joined
+//! in one task), a pending async select over the set, a pending future forgotten with
+//! `mem::forget`, and beside them a thread blocked in `recv` or a select. Each registers an
+//! entry of its own with the ready list (a *sleeper*), the push that ends the set's sleep wakes
+//! all of them, and each takes back only its own entry, so no waiter's leaving can end another's
+//! wait; the ready list's docs give the protocol and why no wake is lost.
 
 use std::cell::RefCell;
 use std::collections::VecDeque;
 use std::fmt;
 use std::future::Future;
 use std::pin::Pin;
-use std::task::{Context, Waker};
+use std::task::Context;
 use std::time::{Duration, Instant};
 
 use crate::endpoint::Recv;
@@ -54,57 +65,85 @@ use crate::stream::{Chan, Port, stream};
 use crate::sync::{Arc, AtomicUsize, Mutex, Ordering, park_until, thread};
 use crate::waiter::Waiter;
 
-/// The ready list's word when nothing is queued and the set's thread is not parked.
+/// The ready list's word when nothing is queued and no one is registered to be woken.
 const IDLE: usize = 0;
-/// Nothing is queued and the set's thread is parked (or about to): the next push unparks it.
+/// Nothing is queued and waiters may be registered (see [`ReadyList`]): the push that ends this
+/// wakes every one of them.
 const SLEEPING: usize = 1;
 /// The set is gone: a push drops its waiter instead of queuing it.
 const CLOSED: usize = 2;
 
 /// The ports of a set that senders found watched and woke, shared by the set and the waiters it
-/// leaves in its ports' packets. Written by senders, emptied by the set's thread.
+/// leaves in its ports' packets; and the *sleepers*, everyone waiting for the next such port.
+/// Written by senders, emptied by the set's thread.
 ///
-/// It is one word: [`IDLE`], [`SLEEPING`], [`CLOSED`], or else a pointer to the waiter queued
-/// last, whose `next` leads to the one queued before (a push-only stack; `Arc` pointers are
-/// aligned, so never 0, 1 or 2). A sender pushes the waiter it swapped out of a packet with the
-/// reference the swap gave it: one compare-exchange, no lock and no reference count moved. The
-/// set takes the whole stack with one swap and reverses it, so ports are served in the order
-/// they were woken. Push-only with take-all is free of ABA: a push only needs its `next` to be
-/// the head it replaces.
+/// The queue is one word: [`IDLE`], [`SLEEPING`], [`CLOSED`], or else a pointer to the waiter
+/// queued last, whose `next` leads to the one queued before (a push-only stack; `Arc` pointers
+/// are aligned, so never 0, 1 or 2). A sender pushes the waiter it swapped out of a packet with
+/// the reference the swap gave it: one compare-exchange, no lock and no reference count moved.
+/// The set takes the whole stack with one swap and reverses it, so ports are served in the
+/// order they were woken. Push-only with take-all is free of ABA: a push only needs its `next`
+/// to be the head it replaces.
+///
+/// # Sleepers
+///
+/// Several may wait on one set at once: pending [`PortSet::recv_async`] futures (several tasks
+/// sharing the set, or one task joining two futures), a pending async select, and a thread in
+/// `recv` or a select, all on the set's thread. Each registers an entry of its own in
+/// `sleepers`: its own waiter, whose address identifies the entry (the entry holds a
+/// reference, so no other waiter can take that address while it is there; a thread's waiter is
+/// shared by that thread's blocking waits, which never overlap). Nothing is merged: two futures
+/// polled with the same waker are two entries, and each takes back only its own.
+///
+/// - Registering ([`ReadyList::arm`]), under the mutex: turn an `IDLE` word `SLEEPING` (or find
+///   it `SLEEPING` already), then add the entry. A stack in the word means ports are queued:
+///   nothing is added, drain them instead.
+/// - A push that replaces `SLEEPING` takes every entry out under the mutex and, after unlocking,
+///   wakes each one (threads unparked, wakers woken) and drops it. The exchange comes first and
+///   the lock after, so a sender never locks unless it ends a sleep.
+/// - Leaving ([`ReadyList::disarm`]: a future that resolves or is dropped, a select that
+///   returns, a timed-out thread), under the mutex: remove the own entry if a push has not
+///   taken it; if no entry is left, turn `SLEEPING` back to `IDLE`, so senders stop locking. The
+///   word goes back to `IDLE` only when no registrant remains.
+/// - Anyone woken checks under the mutex whether its entry is still there, and registers again
+///   if the set still sleeps and a push took it (see below).
+///
+/// Why no wake is lost: a registrant that read `SLEEPING` under the mutex is found by the push
+/// that ends that sleep. Mutex sections are totally ordered; if the sender's section came
+/// first, its exchange (sequenced before its lock) happens before the registrant's read (after
+/// its lock), and by coherence that read returns the sender's stack or a later value: a later
+/// stack, `IDLE` after the set drained, or the `SLEEPING` of a *new* sleep, never the one the
+/// sender ended. So the registrant's section comes first, and the sender's lock, which
+/// synchronizes with the registrant's unlock, finds its entry. That is all the argument needs
+/// from the mutex; the orderings on the word are for the stack (a push's Release publishes its
+/// `next` to the drain's Acquire). A sender that ended a sleep can be slow to take the lock:
+/// meanwhile the set may drain and sleep again, and that sender then takes and wakes the new
+/// sleep's entries too. Those registrants wake spuriously, find the word still `SLEEPING` and
+/// their entries gone, and register again; until then they are covered by that very wake.
+///
+/// A future forgotten while pending (`mem::forget`) leaves its entry behind: the next push
+/// that ends a sleep wakes it spuriously and drops it (so does the set's drop), and until then
+/// the word stays `SLEEPING`, which only makes those pushes lock. Entries never pile up from
+/// futures that are dropped: each takes its own back.
 #[derive(Debug)]
 pub(crate) struct ReadyList {
     head: AtomicUsize,
-    /// The thread to unpark when the word is [`SLEEPING`]: written by the set before it sleeps,
-    /// read by the one sender that ends the sleep. Locked only around a park.
-    sleeper: Mutex<Option<Sleeper>>,
-}
-
-/// Who waits for the set: a parked thread (`recv`, select) or a task (`recv_async`).
-#[derive(Debug)]
-enum Sleeper {
-    Thread(thread::Thread),
-    Task(Waker),
-}
-
-impl Sleeper {
-    fn wake(&self) {
-        match self {
-            Sleeper::Thread(thread) => thread.unpark(),
-            Sleeper::Task(waker) => waker.wake_by_ref(),
-        }
-    }
+    /// Everyone to wake when a push ends the sleep: task and thread waiters, one entry each
+    /// (see above). Locked to register and to leave, and by the one sender that ends a sleep.
+    sleepers: Mutex<Vec<Arc<Waiter>>>,
 }
 
 impl ReadyList {
     fn new() -> Self {
         ReadyList {
             head: AtomicUsize::new(IDLE),
-            sleeper: Mutex::new(None),
+            sleepers: Mutex::new(Vec::new()),
         }
     }
 
-    /// Queues a woken port's waiter, with the reference its sender swapped out of the packet,
-    /// and unparks the set's thread if it sleeps. Each watch queues its port at most once.
+    /// Queues a woken port's waiter, with the reference its sender swapped out of a packet (or
+    /// a new port's, from [`PortSet::add`]), and wakes every sleeper if the set sleeps. Each
+    /// watch queues its port at most once.
     pub(crate) fn push(waiter: Arc<Waiter>) {
         let node = Arc::into_raw(waiter);
         // SAFETY: we own the reference `node` stands for until the exchange below publishes it,
@@ -114,7 +153,7 @@ impl ReadyList {
         };
         let mut head = list.head.load(Ordering::Relaxed);
         // Held only while the set sleeps: once the exchange lands, the set may wake, drain the
-        // list and drop itself and our waiter, and we still have to unpark it.
+        // list and drop itself and our waiter, and we still have to wake its sleepers.
         let mut keep: Option<Arc<ReadyList>> = None;
         loop {
             if head == CLOSED {
@@ -142,42 +181,74 @@ impl ReadyList {
         }
         if head == SLEEPING {
             let list = keep.expect("cloned when the set was seen sleeping");
-            if let Some(sleeper) = list.sleeper.lock().as_ref() {
-                sleeper.wake();
+            // Taken under the lock, woken and dropped after it: a waker may run any code,
+            // including a drop of a future that leaves this very list.
+            let sleepers = std::mem::take(&mut *list.sleepers.lock());
+            for sleeper in sleepers {
+                Waiter::wake(sleeper);
             }
         }
     }
 
-    /// Arms the list for a select waiting as `waiter` (a thread, or an async select's task): the
-    /// next push wakes it. Fails when
-    /// ports are already queued (drain them first) or the list is armed already.
-    pub(crate) fn arm(&self, waiter: &Waiter) -> Result<(), Armed> {
-        *self.sleeper.lock() = Some(match waiter {
-            Waiter::Thread(thread) => Sleeper::Thread(thread.clone()),
-            Waiter::Task { waker, .. } => Sleeper::Task(waker.clone()),
-            Waiter::Ready { .. } => unreachable!("a port set's waiter does not select"),
-        });
+    /// Registers `waiter` (a thread, or a task) to be woken by the next push, and marks the set
+    /// sleeping. Fails when ports are already queued (drain them first), or when `waiter` is
+    /// registered already (the same set selected twice, or a wait that registered before); it
+    /// is woken then as it is.
+    pub(crate) fn arm(&self, waiter: &Arc<Waiter>) -> Result<(), Armed> {
+        debug_assert!(
+            !matches!(**waiter, Waiter::Ready { .. }),
+            "a port set's waiter does not wait on a set"
+        );
+        let mut sleepers = self.sleepers.lock();
+        // Under the lock, so the sender that ends this sleep finds the entry (type docs).
+        // Acquire on failure: a stack is there, to drain.
         match self
             .head
             .compare_exchange(IDLE, SLEEPING, Ordering::AcqRel, Ordering::Acquire)
         {
-            Ok(_) => Ok(()),
-            Err(SLEEPING) => Err(Armed::Already),
-            Err(_) => Err(Armed::Pending),
+            Ok(_) | Err(SLEEPING) => {}
+            Err(_) => return Err(Armed::Pending),
         }
+        if sleepers.iter().any(|sleeper| Arc::ptr_eq(sleeper, waiter)) {
+            // Registered in this sleep, or in one whose sender has yet to take the entry: a
+            // wake is coming either way.
+            return Err(Armed::Already);
+        }
+        sleepers.push(Arc::clone(waiter));
+        Ok(())
     }
 
-    /// Whether a push has ended the armed (or sleeping) state since [`ReadyList::arm`].
-    pub(crate) fn pushed(&self) -> bool {
-        self.head.load(Ordering::Acquire) != SLEEPING
+    /// Whether a push may have come since `waiter` was armed: the set no longer sleeps, or a
+    /// push took `waiter`'s entry (and wakes it). `false` means it is still registered, and
+    /// the push that ends the sleep wakes it.
+    pub(crate) fn pushed(&self, waiter: &Arc<Waiter>) -> bool {
+        if self.head.load(Ordering::Acquire) != SLEEPING {
+            return true;
+        }
+        let sleepers = self.sleepers.lock();
+        !sleepers.iter().any(|sleeper| Arc::ptr_eq(sleeper, waiter))
     }
 
-    /// Disarms after a select. Returns whether it was still armed; if not, a push came (or it
-    /// was disarmed already), and the queue may hold ports.
-    pub(crate) fn disarm(&self) -> bool {
-        self.head
-            .compare_exchange(SLEEPING, IDLE, Ordering::AcqRel, Ordering::Acquire)
-            .is_ok()
+    /// Takes `waiter`'s entry back after a wait, and ends the sleep if no one else is
+    /// registered. Returns whether it was still armed (registered, and the set asleep); if
+    /// not, a push came, and ports may be queued.
+    pub(crate) fn disarm(&self, waiter: &Arc<Waiter>) -> bool {
+        let mut sleepers = self.sleepers.lock();
+        let mine = sleepers
+            .iter()
+            .position(|sleeper| Arc::ptr_eq(sleeper, waiter))
+            .map(|at| sleepers.swap_remove(at));
+        let asleep = if sleepers.is_empty() {
+            // The last registrant leaves: pushes need not lock any more. A failed exchange
+            // means a push came (or the set drained after one).
+            self.head
+                .compare_exchange(SLEEPING, IDLE, Ordering::AcqRel, Ordering::Acquire)
+                .is_ok()
+        } else {
+            self.head.load(Ordering::Acquire) == SLEEPING
+        };
+        drop(sleepers);
+        mine.is_some() && asleep
     }
 
     /// Whether a port is queued (a read only; the set's thread alone takes them).
@@ -207,76 +278,53 @@ impl ReadyList {
     }
 
     /// Parks the set's thread until a port is queued or `deadline` passes (then returns
-    /// `false`). Returns at once if a port is already queued. Leaves the word not
-    /// [`SLEEPING`].
+    /// `false`). Returns at once if a port is already queued. Registers the thread beside any
+    /// other sleeper (a pending task's, say) and takes only its own entry back.
     fn sleep(&self, deadline: Option<Instant>) -> bool {
-        // The set may have moved to another thread since it last slept.
-        *self.sleeper.lock() = Some(Sleeper::Thread(thread::current()));
-        // Acquire on failure: a stack is there, to drain.
-        if self
-            .head
-            .compare_exchange(IDLE, SLEEPING, Ordering::AcqRel, Ordering::Acquire)
-            .is_err()
-        {
+        // The set may have moved to another thread since it last slept: this thread's waiter.
+        let me = Waiter::current();
+        if let Err(Armed::Pending) = self.arm(&me) {
             return true;
         }
         loop {
-            // Only a push ends `SLEEPING`; unparks may be spurious, hence the loop.
-            if self.head.load(Ordering::Acquire) != SLEEPING {
-                return true;
-            }
             match deadline {
                 None => thread::park(),
                 Some(deadline) => {
                     if !park_until(deadline) {
-                        // Disarm; if a push got in first, there is something to drain.
-                        return self
-                            .head
-                            .compare_exchange(SLEEPING, IDLE, Ordering::AcqRel, Ordering::Acquire)
-                            .is_err();
+                        // If a push got in first, there is something to drain.
+                        return !self.disarm(&me);
                     }
                 }
             }
-        }
-    }
-
-    /// Leaves the task's waker as the set's sleeper and marks the set sleeping, as
-    /// [`ReadyList::sleep`] does for a thread, without blocking. Returns `false` when ports are
-    /// queued already (drain them instead); `true` when the next push will wake the task.
-    fn sleep_task(&self, waker: &Waker) -> bool {
-        {
-            let mut sleeper = self.sleeper.lock();
-            if !matches!(&*sleeper, Some(Sleeper::Task(old)) if old.will_wake(waker)) {
-                *sleeper = Some(Sleeper::Task(waker.clone()));
+            if !self.still_asleep(&me) {
+                return true;
             }
         }
-        // The sleeper is set before the word says `SLEEPING`, so the push that ends the sleep
-        // (its exchange comes after ours) locks the mutex after us and finds this waker.
-        match self
-            .head
-            .compare_exchange(IDLE, SLEEPING, Ordering::AcqRel, Ordering::Acquire)
-        {
-            // Already sleeping: an earlier poll armed it, and the waker above replaced its own.
-            Ok(_) | Err(SLEEPING) => true,
-            Err(_) => false,
-        }
     }
 
-    /// Ends a task's sleep that no push ended (the future resolved another way or was
-    /// dropped), so a later blocking receive does not find the word `SLEEPING`, and lets the
-    /// task's waker go.
-    fn wake_task_up(&self) {
-        let _ = self
-            .head
-            .compare_exchange(SLEEPING, IDLE, Ordering::AcqRel, Ordering::Acquire);
-        let mut sleeper = self.sleeper.lock();
-        if matches!(&*sleeper, Some(Sleeper::Task(_))) {
-            *sleeper = None;
+    /// After a sleeping thread's wake-up, under one lock: whether the set still sleeps (an
+    /// unpark that was spurious, or came from the sender of an earlier sleep, which took the
+    /// entry: it is put back). If not, a push came, and the thread's entry is taken back if
+    /// that push has yet to take it.
+    fn still_asleep(&self, me: &Arc<Waiter>) -> bool {
+        let mut sleepers = self.sleepers.lock();
+        let mine = sleepers.iter().position(|sleeper| Arc::ptr_eq(sleeper, me));
+        // Read under the lock, as `arm` reads it: a put-back entry is found by the push that
+        // ends this sleep (type docs).
+        if self.head.load(Ordering::Acquire) == SLEEPING {
+            if mine.is_none() {
+                sleepers.push(Arc::clone(me));
+            }
+            return true;
         }
+        let mine = mine.map(|at| sleepers.swap_remove(at));
+        drop(sleepers);
+        drop(mine);
+        false
     }
 
     /// Marks the set gone and takes back the references of waiters still queued. Pushes after
-    /// this drop their own.
+    /// this drop their own. Drops the entries that futures forgotten while pending left.
     fn close(&self) {
         let mut node = self.head.swap(CLOSED, Ordering::Acquire);
         while node > CLOSED {
@@ -287,12 +335,15 @@ impl ReadyList {
             };
             node = next.load(Ordering::Relaxed);
         }
+        // Outside the lock: dropping a waker may run any code.
+        let forgotten = std::mem::take(&mut *self.sleepers.lock());
+        drop(forgotten);
     }
 }
 
 /// Why [`ReadyList::arm`] did not arm.
 pub(crate) enum Armed {
-    /// Armed already (the same set selected twice).
+    /// This waiter is registered already (the same set selected twice).
     Already,
     /// Ports are queued.
     Pending,
@@ -372,27 +423,37 @@ impl<T> PortSet<T> {
         }
     }
 
-    /// Adds a port: its messages are received through the set from now on.
+    /// Adds a port: its messages are received through the set from now on. Whoever waits on
+    /// the set (a pending [`PortSet::recv_async`], an async select) is woken to look at it.
     pub fn add(&self, port: Port<T>) {
-        let mut local = self.local.borrow_mut();
-        let index = local.free.pop().unwrap_or(local.members.len());
-        let member = Member {
-            port,
-            waiter: Arc::new(Waiter::Ready {
+        let waiter = {
+            let mut local = self.local.borrow_mut();
+            let index = local.free.pop().unwrap_or(local.members.len());
+            let waiter = Arc::new(Waiter::Ready {
                 list: Arc::clone(&self.list),
                 port: index,
                 next: AtomicUsize::new(IDLE),
-            }),
-            watched: false,
+            });
+            let member = Member {
+                port,
+                waiter: Arc::clone(&waiter),
+                watched: false,
+            };
+            if index == local.members.len() {
+                local.members.push(Some(member));
+            } else {
+                local.members[index] = Some(member);
+            }
+            local.live += 1;
+            waiter
         };
-        if index == local.members.len() {
-            local.members.push(Some(member));
-        } else {
-            local.members[index] = Some(member);
-        }
-        local.live += 1;
-        // Looked at on the next receive, which watches it if it is empty.
-        local.ready.push_back(index);
+        // Announced as a sender announces a port it woke: queued on the shared list with a
+        // reference of its own, which ends any sleep and wakes every sleeper, so each waiter,
+        // thread or task, select or receive, hears of the port the one way it hears of any
+        // (the local list is the set's alone, and no one is woken by a port put there). The
+        // next receive looks at it and watches it if it is empty. After the borrow ends: a
+        // waker may run code that uses the set.
+        ReadyList::push(waiter);
     }
 
     /// Makes a new stream whose port joins the set, and returns its chan.
@@ -461,11 +522,17 @@ impl<T> PortSet<T> {
     /// A future of the next message from any port, for any executor; resolves as `recv`
     /// returns. Cancel-safe: dropping it before it resolves loses nothing, and the ports stay
     /// in the set. It borrows the set, which is not `Sync`, so it is not `Send`: own the set
-    /// inside the task to receive on a multi-threaded executor.
+    /// inside the task to receive on a multi-threaded executor (or share it between tasks on
+    /// one thread, as an `Rc<PortSet>`).
+    ///
+    /// Any number may be pending on one set at once, beside a blocked [`PortSet::recv`] or a
+    /// select: a message wakes every one of them, and those that find it taken wait again. A
+    /// pending future forgotten with `mem::forget` leaves its registration behind, which the
+    /// next message wakes once and drops.
     pub fn recv_async(&self) -> PortSetRecv<'_, T> {
         PortSetRecv {
             set: self,
-            sleeping: false,
+            waiter: None,
         }
     }
 
@@ -526,13 +593,24 @@ impl<T> PortSet<T> {
 }
 
 /// The future of [`PortSet::recv_async`]: serves the set's ready list as `recv` does, and where
-/// `recv` would park it leaves the task's waker as the set's sleeper, so the sender that queues
-/// a port wakes the task. O(1) per message, as `recv`.
+/// `recv` would park it registers the task's waker with the set, beside any other waiter's, so
+/// the sender that queues a port wakes the task. O(1) per message, as `recv`.
 #[must_use = "a future does nothing unless polled"]
 pub struct PortSetRecv<'a, T> {
     set: &'a PortSet<T>,
-    /// Whether the set's ready list may still be marked sleeping for this future's task.
-    sleeping: bool,
+    /// The task waiter this future registered with the set's ready list, while it may still be
+    /// there; its address is the registration's identity.
+    waiter: Option<Arc<Waiter>>,
+}
+
+impl<T> PortSetRecv<'_, T> {
+    /// Takes this future's registration back (a push may have taken it already).
+    fn leave(&mut self) {
+        if let Some(waiter) = self.waiter.take() {
+            self.set.list.disarm(&waiter);
+            Waiter::recycle(waiter);
+        }
+    }
 }
 
 impl<T> Future for PortSetRecv<'_, T> {
@@ -545,17 +623,25 @@ impl<T> Future for PortSetRecv<'_, T> {
                 Poll::Message(message) => Ok(message),
                 Poll::Closed => Err(closed()),
                 Poll::Empty => {
-                    if this.set.list.sleep_task(cx.waker()) {
-                        this.sleeping = true;
-                        return std::task::Poll::Pending;
+                    let same_task = matches!(
+                        this.waiter.as_deref(),
+                        Some(waiter) if waiter.is_task_of(cx.waker())
+                    );
+                    if !same_task {
+                        // Moved to another task: its own entry replaces the old one.
+                        this.leave();
+                        this.waiter = Some(Waiter::task(cx.waker()));
                     }
-                    // Ports were queued meanwhile: serve them.
-                    continue;
+                    let waiter = this.waiter.as_ref().expect("set just above");
+                    match this.set.list.arm(waiter) {
+                        // Registered now, or still (a re-poll before any push).
+                        Ok(()) | Err(Armed::Already) => return std::task::Poll::Pending,
+                        // Ports were queued meanwhile: serve them.
+                        Err(Armed::Pending) => continue,
+                    }
                 }
             };
-            if std::mem::take(&mut this.sleeping) {
-                this.set.list.wake_task_up();
-            }
+            this.leave();
             return std::task::Poll::Ready(resolved);
         }
     }
@@ -563,17 +649,15 @@ impl<T> Future for PortSetRecv<'_, T> {
 
 impl<T> Drop for PortSetRecv<'_, T> {
     fn drop(&mut self) {
-        // Queued ports stay queued for the set's next receive; only the sleep is undone.
-        if self.sleeping {
-            self.set.list.wake_task_up();
-        }
+        // Queued ports stay queued for the set's next receive; only the registration goes.
+        self.leave();
     }
 }
 
 impl<T> fmt::Debug for PortSetRecv<'_, T> {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
         f.debug_struct("PortSetRecv")
-            .field("sleeping", &self.sleeping)
+            .field("registered", &self.waiter.is_some())
             .finish_non_exhaustive()
     }
 }
@@ -711,5 +795,83 @@ impl<T> fmt::Debug for PortSet<T> {
 impl<T> fmt::Debug for PortSetIter<'_, T> {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
         f.debug_struct("PortSetIter").finish_non_exhaustive()
+    }
+}
+
+#[cfg(all(test, not(loom)))]
+mod tests {
+    use super::*;
+    use std::mem::ManuallyDrop;
+    use std::task::Waker;
+
+    fn sleepers<T>(set: &PortSet<T>) -> usize {
+        set.list.sleepers.lock().len()
+    }
+
+    fn word<T>(set: &PortSet<T>) -> usize {
+        set.list.head.load(Ordering::Relaxed)
+    }
+
+    fn pending<F: Future + Unpin>(future: &mut F) -> bool {
+        let mut cx = Context::from_waker(Waker::noop());
+        Pin::new(future).poll(&mut cx).is_pending()
+    }
+
+    #[test]
+    fn futures_polled_and_dropped_in_a_loop_leave_no_entry_and_the_set_idle() {
+        let set = PortSet::<u8>::new();
+        let _chan = set.chan();
+        for _ in 0..size(1000, 20) {
+            let mut one = set.recv_async();
+            let mut two = set.recv_async();
+            assert!(pending(&mut one) && pending(&mut two));
+            assert_eq!(sleepers(&set), 2);
+            drop(one);
+            assert_eq!(word(&set), SLEEPING, "two still waits");
+            drop(two);
+        }
+        assert_eq!(sleepers(&set), 0);
+        assert_eq!(word(&set), IDLE, "pushes need not lock");
+    }
+
+    #[test]
+    fn a_push_takes_the_entries_of_forgotten_futures() {
+        let set = PortSet::new();
+        let chan = set.chan();
+        // Forgotten: `ManuallyDrop` until the end rather than `mem::forget` only so that Miri's
+        // leak check stays quiet.
+        let mut forgotten: Vec<_> = (0..3)
+            .map(|_| ManuallyDrop::new(set.recv_async()))
+            .collect();
+        for future in &mut forgotten {
+            assert!(pending(&mut **future));
+        }
+        assert_eq!(sleepers(&set), 3, "each left its entry");
+        chan.send(1u8).unwrap();
+        assert_eq!(sleepers(&set), 0, "woken once and dropped");
+        assert_eq!(set.try_recv().unwrap(), 1);
+        assert_eq!(word(&set), IDLE);
+        for future in &mut forgotten {
+            // SAFETY: each is dropped once, here, and not used again.
+            unsafe { ManuallyDrop::drop(future) };
+        }
+    }
+
+    #[test]
+    fn a_thread_timing_out_takes_back_only_its_own_entry() {
+        let set = PortSet::<u8>::new();
+        let _chan = set.chan();
+        let mut waiting = set.recv_async();
+        assert!(pending(&mut waiting));
+        assert!(set.recv_timeout(Duration::from_millis(1)).is_err());
+        assert_eq!(sleepers(&set), 1);
+        assert_eq!(word(&set), SLEEPING);
+        drop(waiting);
+        assert_eq!((sleepers(&set), word(&set)), (0, IDLE));
+    }
+
+    /// Scales a test size down under Miri.
+    const fn size(normal: usize, miri: usize) -> usize {
+        if cfg!(miri) { miri } else { normal }
     }
 }

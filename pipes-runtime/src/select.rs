@@ -160,7 +160,8 @@ impl<'a> Target<'a> {
                         && matches!(self.register(waiter), Registration::Ready))
             }
             Kind::Set(set) => {
-                set.ready_list().pushed() && matches!(self.register(waiter), Registration::Ready)
+                set.ready_list().pushed(waiter)
+                    && matches!(self.register(waiter), Registration::Ready)
             }
         }
     }
@@ -171,7 +172,7 @@ impl<'a> Target<'a> {
             // Swapped out by a sender (so ready), or not ours any more: a duplicate already
             // taken back.
             Kind::Word(word) => word.unregister(waiter).is_err_and(is_settled),
-            Kind::Set(set) => !set.ready_list().disarm() && set.settle(),
+            Kind::Set(set) => !set.ready_list().disarm(waiter) && set.settle(),
         }
     }
 

@@ -1,8 +1,10 @@
 //! Loom models of the packet's races: send, receive, receive with a timeout, and drop on either
-//! side; select's registration, wake-up and unregistration; a port set's watch, wake and drop;
-//! a shared chan's senders; async receives registering, moving and taking back a waker. Every
-//! interleaving loom can find (loom also fails a model that leaks a waiter's `Arc`). Run with
-//! `RUSTFLAGS="--cfg loom" cargo test -p pipes-runtime --test loom --release`.
+//! side; select's registration, wake-up and unregistration; a port set's watch, wake and drop,
+//! several waiters on one set (two tasks, a task beside a thread's receive or select) and a port
+//! added while a task waits; a shared chan's senders; async receives registering, moving and
+//! taking back a waker. Every interleaving loom can find (loom also fails a model that leaks a
+//! waiter's `Arc`). Run with `RUSTFLAGS="--cfg loom" cargo test -p pipes-runtime --test loom
+//! --release`.
 #![cfg(loom)]
 
 use std::sync::Arc;
@@ -549,12 +551,136 @@ fn select2_async_registers_racing_a_send_and_a_hang_up() {
     });
 }
 
-/// A waker that unparks the current loom thread, for polling by hand and parking in between.
+/// A waker that unparks the loom thread that made it: an executor whose one task is the model's
+/// main thread.
 fn thread_waker() -> std::task::Waker {
     std::task::Waker::from(std::sync::Arc::new(ThreadWaker(thread::current())))
 }
 
-fn poll_with<F: std::future::Future + Unpin>(
+/// Parks until `future`, already polled once and pending, resolves: as an executor does, it
+/// polls again only after the waker was woken, so a wake that never comes is a deadlock loom
+/// reports.
+fn wait_woken<F: std::future::Future + Unpin>(
+    future: &mut F,
+    waker: &std::task::Waker,
+) -> F::Output {
+    let mut cx = std::task::Context::from_waker(waker);
+    loop {
+        thread::park();
+        if let std::task::Poll::Ready(output) = std::pin::Pin::new(&mut *future).poll(&mut cx) {
+            return output;
+        }
+    }
+}
+
+/// Two tasks wait on one set while its chan sends: one of them (polled with a do-nothing
+/// waker) takes the message or gives up, and if it gave up, the other is still woken for the
+/// message.
+///
+/// These models do not join their senders (loom runs every thread to its end anyway): a
+/// sender wakes the set's sleepers after its exchange, so its unpark can reach the main thread
+/// after that has moved on, and loom fails a thread unparked while it blocks in `join`.
+#[test]
+fn port_set_two_async_waiters_one_gives_up_while_the_chan_sends() {
+    loom::model(|| {
+        let set = PortSet::new();
+        let chan = set.chan();
+        // The chan comes back in the handle: it hangs up only once the model is done with the set,
+        // so no hang-up multiplies the interleavings.
+        let _sender = thread::spawn(move || {
+            chan.send(1u8).unwrap();
+            chan
+        });
+        let waker = thread_waker();
+        let mut kept = set.recv_async();
+        if let std::task::Poll::Ready(received) = poll_once_with(&mut kept, &waker) {
+            assert_eq!(received.unwrap(), 1);
+            return;
+        }
+        // Resolves with the message, or leaves pending: either way it takes back its entry.
+        let mut other = set.recv_async();
+        let other_received = match poll_once(&mut other) {
+            std::task::Poll::Ready(received) => {
+                assert_eq!(received.unwrap(), 1);
+                true
+            }
+            std::task::Poll::Pending => false,
+        };
+        drop(other);
+        if !other_received {
+            assert_eq!(wait_woken(&mut kept, &waker).unwrap(), 1);
+        }
+    });
+}
+
+/// A port that a thread sends on is added to a set while a task waits on the set: the task is
+/// woken without being polled again first, whether the message is in before the add or after.
+#[test]
+fn port_set_add_of_a_port_races_its_send_while_a_task_waits() {
+    loom::model(|| {
+        let set = PortSet::new();
+        let _quiet = set.chan();
+        let (port, chan) = stream();
+        let waker = thread_waker();
+        let mut receive = set.recv_async();
+        assert!(poll_once_with(&mut receive, &waker).is_pending());
+        // The chan comes back in the handle: it hangs up only once the model is done with the set.
+        let _sender = thread::spawn(move || {
+            chan.send(2u8).unwrap();
+            chan
+        });
+        set.add(port);
+        assert_eq!(wait_woken(&mut receive, &waker).unwrap(), 2);
+    });
+}
+
+/// A thread's timed receive, then a blocking one, while a task's receive on the same set stays
+/// registered: the thread parks beside the task (it neither spins on the task's sleep nor takes
+/// it over) and the send wakes it.
+#[test]
+fn port_set_recv_timeout_while_a_task_waits_races_a_send() {
+    loom::model(|| {
+        let set = PortSet::new();
+        let chan = set.chan();
+        let mut receive = set.recv_async();
+        assert!(poll_once(&mut receive).is_pending());
+        // The chan comes back in the handle: it hangs up only once the model is done with the set.
+        let _sender = thread::spawn(move || {
+            chan.send(3u8).unwrap();
+            chan
+        });
+        match set.recv_timeout(Duration::from_millis(1)) {
+            Ok(value) => assert_eq!(value, 3),
+            Err(RecvTimeoutError::Timeout(())) => assert_eq!(set.recv().unwrap(), 3),
+            Err(RecvTimeoutError::Disconnected(_)) => panic!("the chan sent first"),
+        }
+        drop(receive);
+    });
+}
+
+/// A thread's select over a set while a task's receive on the same set stays registered: the
+/// select registers beside the task, and the send wakes it; taking its entry back leaves the
+/// task's.
+#[test]
+fn port_set_select_while_a_task_waits_races_a_send() {
+    loom::model(|| {
+        let set = PortSet::new();
+        let chan = set.chan();
+        let mut receive = set.recv_async();
+        assert!(poll_once(&mut receive).is_pending());
+        // The chan comes back in the handle: it hangs up only once the model is done with the set.
+        let _sender = thread::spawn(move || {
+            chan.send(5u8).unwrap();
+            chan
+        });
+        assert_eq!(selecti(&[&set]), 0);
+        assert_eq!(set.try_recv().unwrap(), 5);
+        drop(receive);
+    });
+}
+
+/// Polls `future` once with `waker`.
+fn poll_once_with<F: std::future::Future + Unpin>(
     future: &mut F,
     waker: &std::task::Waker,
 ) -> std::task::Poll<F::Output> {
@@ -609,7 +735,7 @@ fn a_carried_watch_is_woken(drop_above_first: bool) {
         let endpoints: [&dyn Selectable; 1] = [&port];
         let waker = thread_waker();
         let mut below = selecti_async(&endpoints);
-        if poll_with(&mut below, &waker).is_pending() {
+        if poll_once_with(&mut below, &waker).is_pending() {
             let mut above = selecti_async(&endpoints);
             let _ = poll_once(&mut above);
             let above = if drop_above_first {
@@ -618,13 +744,7 @@ fn a_carried_watch_is_woken(drop_above_first: bool) {
             } else {
                 Some(above)
             };
-            // Polled again only once woken, as an executor would.
-            loop {
-                thread::park();
-                if poll_with(&mut below, &waker).is_ready() {
-                    break;
-                }
-            }
+            assert_eq!(wait_woken(&mut below, &waker), 0);
             drop(above);
         }
         drop(below);
