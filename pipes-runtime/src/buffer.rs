@@ -26,6 +26,7 @@ use std::mem::ManuallyDrop;
 use std::ptr::NonNull;
 use std::time::{Duration, Instant};
 
+use crate::drop_queue::Panics;
 use crate::error::{RecvError, RecvTimeoutError, TryRecvError};
 use crate::future::RecvFuture;
 use crate::packet::{
@@ -73,11 +74,17 @@ impl<T> Default for Slot<T> {
 }
 
 impl<T> Drop for Slot<T> {
+    /// Drops a message nobody received with the buffer. If its `Drop` panics, the panic goes on
+    /// to the buffer's caller while the other slots are still dropped and the buffer freed
+    /// (drop glue does both while unwinding); their own panics, if any, are dropped, since a
+    /// panic while unwinding would abort.
     fn drop(&mut self) {
-        // A message nobody received is dropped with the buffer.
         if self.packet.state().load(Ordering::Acquire) == FULL {
             // SAFETY: the buffer is being freed, so both sides are gone and the message is ours.
-            drop(unsafe { self.packet.take() });
+            let message = unsafe { self.packet.take() };
+            let mut panics = Panics::default();
+            panics.catch(|| drop(message));
+            panics.resume();
         }
     }
 }
@@ -326,12 +333,23 @@ impl<T, B: Slots> Receiving for RecvSlot<T, B> {
 }
 
 impl<T, B: Slots> Drop for RecvSlot<T, B> {
+    /// Ends this side; an unreceived message is moved out of the slot first and dropped after
+    /// the share is let go, so a `Drop` that panics can neither keep the buffer alive nor stop
+    /// the share from closing the session.
     fn drop(&mut self) {
         // SAFETY: the share keeps the slot alive, and we are its receiver for this use, not yet
         // done with it.
-        unsafe { Packet::close_receiver(NonNull::from(self.packet())) };
-        // SAFETY: dropped once, here.
-        unsafe { ManuallyDrop::drop(&mut self.session) };
+        let word = unsafe { Packet::close_receiver(NonNull::from(self.packet())) };
+        // SAFETY: `FULL` was swapped out (with Acquire) by us, the receiver, so the message is
+        // ours; the slot is left `TERMINATED` over a moved-out payload, which nothing reads.
+        let message = (word == FULL).then(|| unsafe { self.packet().take() });
+        // SAFETY: taken once, here; `self` is not used again.
+        let session = unsafe { ManuallyDrop::take(&mut self.session) };
+        // Letting go of the share may free the buffer, dropping other slots' messages.
+        let mut panics = Panics::default();
+        panics.catch(|| drop(session));
+        panics.catch(|| drop(message));
+        panics.resume();
     }
 }
 

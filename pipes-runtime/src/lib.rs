@@ -48,9 +48,21 @@
 //!   selects (`select2_async`, `selecti_async`) leave one task waiter where a thread's select
 //!   leaves its thread waiter, and return `Pending` where it would park.
 //! - Shared chans (`shared.rs`) are a `Chan` behind a parking_lot mutex, as in 2012.
+//! - Dropping a receiving endpoint over a backlog is iterative for every protocol, by
+//!   construction (`drop_queue.rs`): a `FULL` packet's message is moved out and the packet
+//!   freed before the message is dropped, and an endpoint dropped *inside* the message being
+//!   dropped (the endpoint for the next state is one of its fields) is queued on a per-thread
+//!   queue instead of recursing; the outermost drop runs the queue. Only fields of the message
+//!   are deferred: an endpoint dropped anywhere else may carry borrows that end when its drop
+//!   returns. Each disposal runs under `catch_unwind`, so a payload whose `Drop` panics leaks
+//!   nothing and stops nothing; the first panic is resumed afterwards (never while unwinding).
+//!   Session buffers catch and resume the same way. A stream `Port` still drops with a receive
+//!   loop, the fastest way through a backlog when its chan keeps sending (the drop has to
+//!   outrun the chan to the packet it is filling); the queue takes over behind it.
 
 mod alloc;
 mod buffer;
+mod drop_queue;
 mod endpoint;
 mod error;
 mod future;

@@ -38,6 +38,7 @@ use std::task::{Poll, Waker};
 use std::time::{Duration, Instant};
 
 use crate::alloc::{alloc_packet, free_packet};
+use crate::drop_queue::{self, DropQueue};
 use crate::error::{RecvError, RecvTimeoutError, TryRecvError};
 use crate::future::RecvFuture;
 use crate::spin::spin_until;
@@ -479,25 +480,22 @@ impl<T> Packet<T> {
         word
     }
 
-    /// The receiver's drop transition: drops an unreceived message, and wakes a watch left in
-    /// the word (a forgotten select future's: its sender is not done, so the packet is not the
-    /// caller's to free). Returns the word it replaced.
+    /// The receiver's drop transition. Returns the word it replaced: after `FULL` the message
+    /// is still in the slot and the caller owns it (and, for a single-use packet, the packet),
+    /// after `TERMINATED` the caller owns an empty packet, and after anything else the sender
+    /// has not made its final transition, so the packet is not the caller's to free.
+    ///
+    /// A waiter word here is a watch nobody took back (a select future that was
+    /// `mem::forget`-ed leaves its task waiter in the words it watched): the swap took that
+    /// reference, so it is woken (a spurious wake is harmless) and the sender frees the packet
+    /// when it comes.
     ///
     /// # Safety
     /// `this` is a live packet whose receiver is the caller, which has not made its final
     /// transition.
     pub(crate) unsafe fn close_receiver(this: NonNull<Self>) -> usize {
-        // SAFETY: the packet is alive until the swap; after it we touch it only if the sender
-        // had made its final transition, in which case nobody frees it but our caller.
+        // SAFETY: the packet is alive until the swap, and not touched after it here.
         let word = unsafe { Self::state_at(this) }.swap(TERMINATED, Ordering::AcqRel);
-        if word == FULL {
-            // SAFETY: as above: the sender is done, so the packet is ours.
-            unsafe { Self::payload_at(this) }.with_mut(|slot| {
-                // SAFETY: the sender is done (Acquire made its write visible) and nobody will
-                // receive the message: we own it.
-                unsafe { (*slot).assume_init_drop() }
-            });
-        }
         if !is_settled(word) && word != EMPTY {
             // SAFETY: a waiter word, just swapped out by us.
             unsafe { wake(word) };
@@ -741,13 +739,47 @@ impl<T> Receiving for RecvPacket<T> {
 
 impl<T> Drop for RecvPacket<T> {
     fn drop(&mut self) {
-        // SAFETY: we are the receiver and have not made our final transition (this is it).
-        if is_settled(unsafe { Packet::close_receiver(self.packet) }) {
-            // SAFETY: the sender made its final transition first; `close_receiver` dropped any
-            // message in the slot. (A waiter word means the sender is still to come: it frees.)
-            unsafe { free(self.packet) };
+        // A `FULL` word is the sender's final transition: the packet is ours without a swap,
+        // which keeps dropping a backlog (one packet per message) at a load per message.
+        // SAFETY: we are the receiver and have not made our final transition, so the packet is
+        // alive.
+        let word = match unsafe { Packet::state_at(self.packet) }.load(Ordering::Acquire) {
+            FULL => FULL,
+            // SAFETY: as above; this is our final transition.
+            _ => unsafe { Packet::close_receiver(self.packet) },
+        };
+        match word {
+            // SAFETY: the sender made its final transition first, so the packet and the message
+            // in it are ours; `dispose_message` is the disposal for this packet's type.
+            FULL => unsafe {
+                drop_queue::dispose(
+                    (&raw const *self).cast(),
+                    self.packet.cast(),
+                    dispose_message::<T>,
+                )
+            },
+            // SAFETY: the sender made its final transition first without sending.
+            TERMINATED => unsafe { free(self.packet) },
+            // `EMPTY`: the sender frees the packet when it sends or drops. A waiter word: the
+            // sender has not made its final transition either, and will free it.
+            _ => {}
         }
     }
+}
+
+/// Moves the message out of a single-use packet, frees the packet, then drops the message: a
+/// payload whose `Drop` panics cannot leak its packet.
+///
+/// # Safety
+/// As [`drop_queue::Dispose`] asks: `packet` is a `Packet<T>` from [`entangle`] that the caller
+/// owns outright (both endpoints made their final transitions) and that holds a message.
+unsafe fn dispose_message<T>(packet: NonNull<()>, queue: Option<&DropQueue>) {
+    let packet = packet.cast::<Packet<T>>();
+    // SAFETY: the packet is ours and `FULL` (read with Acquire by the swap that closed it).
+    let message = unsafe { packet.as_ref().take() };
+    // SAFETY: both endpoints are done with the packet and its slot was just moved out.
+    unsafe { free(packet) };
+    drop_queue::drop_message(message, queue);
 }
 
 impl<T> fmt::Debug for RecvPacket<T> {

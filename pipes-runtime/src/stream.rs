@@ -288,14 +288,22 @@ impl<'a, T> IntoIterator for &'a Port<T> {
 }
 
 impl<T> Drop for Port<T> {
-    /// Drains the stream iteratively: each unreceived message holds the rest of the stream, so
-    /// letting drop glue recurse would overflow the stack on a long backlog.
+    /// Receives and drops the messages already here in a loop: every protocol's endpoints drop
+    /// a backlog iteratively anyway (`drop_queue.rs`), but a receive per message is the fastest
+    /// way through one, and a port dropped while its chan keeps sending must outrun the chan to
+    /// the packet it is filling before the chan learns the port is gone. When the loop finds a
+    /// packet empty, dropping that endpoint closes it; if the chan filled it in between, the
+    /// endpoint's drop goes on through the rest of the stream, iteratively too.
     fn drop(&mut self) {
-        while let Some(open) = self.next.take() {
-            if let Ok(Data(message, next)) = open.try_recv() {
-                drop(message);
-                self.next.set(Some(next));
-            }
+        let mut next = self.next.take();
+        while let Some(open) = next {
+            next = match open.try_recv() {
+                Ok(Data(message, open)) => {
+                    drop(message);
+                    Some(open)
+                }
+                Err(_) => None,
+            };
         }
     }
 }

@@ -1,0 +1,235 @@
+//! Iterative drops: why dropping a receiving endpoint with a backlog behind it never recurses
+//! once per message, and how a payload that panics in `Drop` is contained.
+//!
+//! In a protocol whose state loops on itself, each message carries the receiving endpoint of
+//! the next packet. Dropping the first endpoint drops its message, which drops the next
+//! endpoint, which drops its message ...: drop glue alone recurses once per unreceived message
+//! and overflows the stack on a long backlog. This holds for any protocol (and for payloads that
+//! carry endpoints), so it is solved here, under every [`RecvPacket`](crate::packet::RecvPacket),
+//! not in generated code.
+//!
+//! # The trampoline
+//!
+//! A receiving endpoint dropped over a `FULL` packet *disposes* of the packet: it moves the
+//! message out onto its own stack frame, frees the packet, then drops the message. While that
+//! message is being dropped, this thread's [`DropQueue`] remembers the bytes the message
+//! occupies. A receiving endpoint dropped *inside those bytes* (one of the message's own
+//! fields, such as the endpoint for the next state) does not dispose of its packet there and
+//! then: it pushes the packet (a type-erased pointer and the function that disposes of it) on the
+//! queue and returns. The outermost disposal then pops and disposes until the queue is back where
+//! it found it. A linear backlog thus runs in a loop at constant stack depth, with at most one
+//! entry queued at a time; the queue's buffer is kept, so the steady state allocates nothing.
+//!
+//! # Why only inside the message's bytes
+//!
+//! Deferring a drop is sound only while everything the deferred value borrows stays alive until
+//! the queue gets to it. An endpoint stored in the message's bytes is a field of the message, so
+//! its payload type's lifetimes are the message's, which the endpoint being dropped keeps alive
+//! until its drop returns, after the queue is drained. An endpoint dropped anywhere else (a local
+//! of some `Drop` impl that the message's drop glue runs, or in a `Box` the message owns) may
+//! carry a payload that borrows a local of that very `Drop` impl, which is gone by the time the
+//! queue would get to it. Such an endpoint disposes of its packet at once, as a nested run of
+//! its own (it queues and drains only its own message's fields). So a chain that goes through a
+//! heap indirection the user built (a payload holding a `Box` that holds the next endpoint)
+//! recurses per link; the chains a protocol itself builds (the next endpoint is a field of the
+//! message) never do.
+//!
+//! # A sender that keeps sending
+//!
+//! An endpoint dropped while its sender is still sending must reach the packet the sender is
+//! filling (and close it) before the sender learns that the receiver is gone: until then every
+//! message sent adds a packet to the chain being dropped. The drop ends once it outruns the
+//! sender, so its cost per message matters. Here it is a load, a free and a queue round trip
+//! per message, about 1.5-2x a receive; the runtime's own `Port` drops with a receive loop
+//! (`stream.rs`) and falls back to this only for the packet it finds filled behind it. Lanes
+//! (a closed flag the sender reads on every send) will end the chase outright.
+//!
+//! # Panics
+//!
+//! Every disposal frees its packet before it drops the message, and each one runs under
+//! `catch_unwind`: a payload whose `Drop` panics leaks nothing, the rest of the backlog (drop glue
+//! goes on to the message's other fields while unwinding, which queues the next endpoint) is still
+//! dropped, and once the queue is drained the first panic is resumed in the caller of the drop.
+//! Later panics are dropped. If the thread is already unwinding, the first panic is dropped too:
+//! resuming it would be a panic while panicking, which aborts.
+//!
+//! # No thread-local
+//!
+//! In a thread-local destructor that runs after this thread's queue is gone, a disposal drops the
+//! message directly (recursing over a backlog, as drop glue would), and never panics for want of
+//! the queue. Under loom, which runs model threads on one OS thread, disposals are always direct.
+
+// Under loom every disposal is direct, so the queue's machinery goes unused.
+#![cfg_attr(loom, allow(dead_code))]
+
+use std::any::Any;
+use std::cell::{Cell, RefCell};
+use std::mem::{self, ManuallyDrop};
+use std::panic::{self, AssertUnwindSafe};
+use std::ptr::NonNull;
+use std::thread;
+
+/// A packet whose receiver was dropped while it held a message, waiting to be disposed of.
+#[derive(Clone, Copy)]
+struct Deferred {
+    packet: NonNull<()>,
+    dispose: Dispose,
+}
+
+/// Moves the message out of the packet, frees the packet and drops the message, the latter
+/// through [`DropQueue::drop_within`] when given the queue.
+///
+/// # Safety
+/// The pointer is the packet this function was paired with, the caller owns it outright (both
+/// endpoints have made their final transitions), and it holds a message.
+pub(crate) type Dispose = unsafe fn(NonNull<()>, Option<&DropQueue>);
+
+/// A thread's queue of packets to dispose of, and the bytes of the message being dropped.
+pub(crate) struct DropQueue {
+    /// `start..end` of the message the innermost disposal is dropping; empty outside one.
+    within: Cell<(usize, usize)>,
+    queued: RefCell<Vec<Deferred>>,
+}
+
+/// Entries the queue's buffer keeps between runs: enough for any message with a few hundred
+/// endpoints among its fields, without holding on to the buffer of a one-off wide drop.
+const KEPT: usize = 256;
+
+#[cfg(not(loom))]
+thread_local! {
+    static QUEUE: DropQueue = const {
+        DropQueue {
+            within: Cell::new((0, 0)),
+            queued: RefCell::new(Vec::new()),
+        }
+    };
+}
+
+/// Disposes of a packet whose receiving endpoint, at `endpoint`, is being dropped over a
+/// message, or queues it if the endpoint is a field of a message this thread is dropping.
+///
+/// # Safety
+/// As for [`Dispose`]: `dispose` is the function for this packet's type, the caller owns the
+/// packet, and the packet holds a message. `endpoint` is where the dropped endpoint lies.
+pub(crate) unsafe fn dispose(endpoint: *const u8, packet: NonNull<()>, dispose: Dispose) {
+    let deferred = Deferred { packet, dispose };
+    #[cfg(not(loom))]
+    if QUEUE
+        .try_with(|queue| queue.defer_or_run(endpoint.addr(), deferred))
+        .is_ok()
+    {
+        return;
+    }
+    #[cfg(loom)]
+    let _ = endpoint;
+    // SAFETY: the caller's promise, passed on; the closure above did not run, so this is the
+    // packet's only disposal.
+    unsafe { (deferred.dispose)(deferred.packet, None) };
+}
+
+impl DropQueue {
+    /// Queues `deferred` if `endpoint` lies inside the message being dropped; otherwise runs
+    /// it and everything it queues.
+    fn defer_or_run(&self, endpoint: usize, deferred: Deferred) {
+        let (start, end) = self.within.get();
+        if (start..end).contains(&endpoint) {
+            self.queued.borrow_mut().push(deferred);
+            return;
+        }
+        // A nested run (inside some other message's drop) leaves the entries below `mark` to
+        // the run that queued them.
+        let mark = self.queued.borrow().len();
+        let mut panics = Panics::default();
+        let mut first = Some(deferred);
+        // One `catch_unwind` for the whole drain, entered again after a panic: each entry is
+        // taken off before it is disposed of, so the drain goes on with the rest.
+        while !panics.catch(|| {
+            while let Some(deferred) = first.take().or_else(|| self.pop_above(mark)) {
+                // SAFETY: each entry was queued once, by an endpoint that owned the packet and
+                // gave it up to us, with the function for its type.
+                unsafe { (deferred.dispose)(deferred.packet, Some(self)) };
+            }
+        }) {}
+        if mark == 0 {
+            let mut queued = self.queued.borrow_mut();
+            if queued.capacity() > KEPT {
+                *queued = Vec::new();
+            }
+        }
+        panics.resume();
+    }
+
+    fn pop_above(&self, mark: usize) -> Option<Deferred> {
+        let mut queued = self.queued.borrow_mut();
+        if queued.len() > mark {
+            queued.pop()
+        } else {
+            None
+        }
+    }
+
+    /// Drops `message`, queueing the packets of the receiving endpoints among its fields
+    /// instead of disposing of them while it is dropped.
+    pub(crate) fn drop_within<T>(&self, message: T) {
+        let mut message = ManuallyDrop::new(message);
+        let start = (&raw const message).addr();
+        let outer = self.within.replace((start, start + mem::size_of::<T>()));
+        // Restores the outer message's bytes even if this drop panics: the outer drop glue
+        // goes on dropping its other fields while unwinding.
+        struct Restore<'a>(&'a Cell<(usize, usize)>, (usize, usize));
+        impl Drop for Restore<'_> {
+            fn drop(&mut self) {
+                self.0.set(self.1);
+            }
+        }
+        let _restore = Restore(&self.within, outer);
+        // SAFETY: dropped once, here; never used again.
+        unsafe { ManuallyDrop::drop(&mut message) };
+    }
+}
+
+/// Drops a message under a queue if there is one, or directly.
+pub(crate) fn drop_message<T>(message: T, queue: Option<&DropQueue>) {
+    match queue {
+        Some(queue) => queue.drop_within(message),
+        None => drop(message),
+    }
+}
+
+/// The first panic caught while dropping several things, resumed once all of them are dropped.
+#[derive(Default)]
+pub(crate) struct Panics(Option<Box<dyn Any + Send>>);
+
+impl Panics {
+    /// Runs `f`, keeping its panic if it is the first. Returns whether `f` returned.
+    pub(crate) fn catch(&mut self, f: impl FnOnce()) -> bool {
+        match panic::catch_unwind(AssertUnwindSafe(f)) {
+            Ok(()) => true,
+            Err(payload) => {
+                match self.0 {
+                    None => self.0 = Some(payload),
+                    Some(_) => drop_quietly(payload),
+                }
+                false
+            }
+        }
+    }
+
+    /// Resumes the first panic, unless this thread is already unwinding (resuming would abort).
+    pub(crate) fn resume(self) {
+        if let Some(payload) = self.0 {
+            if thread::panicking() {
+                drop_quietly(payload);
+            } else {
+                panic::resume_unwind(payload);
+            }
+        }
+    }
+}
+
+/// Drops a panic's payload; one whose own `Drop` panics is leaked rather than let out.
+fn drop_quietly(payload: Box<dyn Any + Send>) {
+    if let Err(payload) = panic::catch_unwind(AssertUnwindSafe(|| drop(payload))) {
+        mem::forget(payload);
+    }
+}

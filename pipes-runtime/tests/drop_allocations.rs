@@ -1,0 +1,58 @@
+//! Dropping a backlog allocates nothing once the thread's drop queue has its buffer: a
+//! counting global allocator watches the drop. One test per binary, so no other test's
+//! allocations are counted.
+
+mod common;
+
+use std::alloc::{GlobalAlloc, Layout, System};
+use std::sync::atomic::{AtomicUsize, Ordering};
+
+use common::size;
+
+struct Counting;
+
+static ALLOCATIONS: AtomicUsize = AtomicUsize::new(0);
+
+// SAFETY: defers to the system allocator and only counts.
+unsafe impl GlobalAlloc for Counting {
+    unsafe fn alloc(&self, layout: Layout) -> *mut u8 {
+        ALLOCATIONS.fetch_add(1, Ordering::SeqCst);
+        // SAFETY: the caller's contract is passed through.
+        unsafe { System.alloc(layout) }
+    }
+
+    unsafe fn dealloc(&self, ptr: *mut u8, layout: Layout) {
+        // SAFETY: the caller's contract is passed through.
+        unsafe { System.dealloc(ptr, layout) }
+    }
+}
+
+#[global_allocator]
+static GLOBAL: Counting = Counting;
+
+pipes_runtime::proto! {
+    ticks {
+        Tick: send { Tick(u64) -> Tick }
+    }
+}
+
+/// A backlog of `n` ticks, its receiving end and the sending end after it.
+fn backlog(n: u64) -> (ticks::server::Tick, ticks::client::Tick) {
+    let (server, client) = ticks::init();
+    let mut client = client;
+    for i in 0..n {
+        client = client.tick(i).unwrap();
+    }
+    (server, client)
+}
+
+#[test]
+fn dropping_a_backlog_allocates_nothing_after_the_first() {
+    // Warm up: the first drop on this thread gives its queue a buffer.
+    drop(backlog(10));
+    let (server, client) = backlog(size(100_000, 100) as u64);
+    let before = ALLOCATIONS.load(Ordering::SeqCst);
+    drop(server);
+    assert_eq!(ALLOCATIONS.load(Ordering::SeqCst), before);
+    drop(client);
+}
