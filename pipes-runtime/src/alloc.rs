@@ -1,17 +1,40 @@
-//! Where single-use packets live: carved from per-thread chunks instead of one `malloc` each.
+//! Where single-use packets live: carved from small per-thread chunks instead of one `malloc`
+//! each.
 //!
 //! An unbounded protocol allocates a packet per message on the sending thread and frees it on
 //! the receiving one. That is the worst pattern for a general allocator (every free is remote,
 //! every allocation refills an emptied cache); profiles of msgsend showed `malloc` and `free`
-//! above everything else in a stream's cost. Here a thread takes packets from a chunk of
-//! [`SLOTS`] slots of one size class that it alone carves (a plain cursor, no atomics); each
-//! slot remembers its chunk, and releasing a slot is one atomic decrement of the chunk's count,
-//! on a line the sender no longer touches. The last release frees the chunk. Slots are never
-//! reused, so there is no ABA and no cross-thread free list.
+//! above everything else in a stream's cost. Here a thread takes packets from a chunk of slots
+//! of one size class that it alone carves (a plain cursor, no atomics); each slot remembers its
+//! chunk, and releasing a slot is one atomic decrement of the chunk's count, on a line the
+//! sender no longer touches. The last release frees the chunk. Slots are never reused, so there
+//! is no ABA and no cross-thread free list.
 //!
-//! A chunk outlives its slots' longest holder: a packet held for an hour pins its 31 siblings'
-//! memory for that hour. Packets too large or too aligned for the size classes (and every packet
-//! under loom, which models the plain `Box` path) fall back to `Box`.
+//! # What a live packet costs
+//!
+//! A chunk outlives its slots' longest holder, so a live packet pins its whole chunk, and a
+//! `mem::forget`-ed endpoint leaks it. Chunks are therefore small: at most [`MAX_SLOTS`] slots
+//! and [`SLOT_BYTES`] bytes of slots (one slot if a single one is larger), plus a 64-byte head.
+//! A live packet pins at most 640 bytes of heap: 576 for any packet up to 496 bytes (8 slots
+//! of 64 bytes for the smallest, such as a oneshot or a stream of `u64`; 4 of 128; 2 of 256),
+//! 640 for the largest class (one 576-byte slot). Measured with `cargo bench --bench memory` (50,000 live oneshots,
+//! each made after 31 short-lived ones on the same thread: the worst case), heap per live
+//! oneshot, against the chunks' slot count, and a `Box` per packet:
+//!
+//! | slots per chunk | 32    | 16    | 8 (this) | 4   | `Box` |
+//! |-----------------|------:|------:|---------:|----:|------:|
+//! | sparse live     | 2,128 | 1,104 |      592 | 336 |    32 |
+//! | forgotten port  | 2,112 | 1,088 |      576 | 320 |    16 |
+//!
+//! (tokio's oneshot: 88 B; crossbeam-channel's `bounded(1)`: 688 B.) A `Box` per packet pins
+//! nothing and made the two-thread pingpongs faster (a thread's next allocation reuses the
+//! packet it just freed, cache-hot), but it loses the race a dropped receiver runs against a
+//! sender that keeps sending: the drop has to reach the packet being filled before the sender
+//! learns the receiver is gone, and with `malloc` on one side and `free` on the other it often
+//! fell behind for good (150-190 million messages queued in some runs of four such pairs, where
+//! chunks of 8 or 32 slots caught up within about a million). Details and the throughput
+//! numbers are in `benches/RESULTS.md` ("memory"). Packets too large or too aligned for the
+//! size classes (and every packet under loom, which models the plain `Box` path) are boxed.
 
 use std::alloc::{Layout, alloc, dealloc, handle_alloc_error};
 use std::cell::RefCell;
@@ -20,8 +43,10 @@ use std::ptr::NonNull;
 
 use crate::sync::{AtomicUsize, Ordering, fence};
 
-/// Slots per chunk: one `malloc` per this many messages.
-const SLOTS: usize = 32;
+/// Most slots per chunk: one `malloc` per this many messages.
+const MAX_SLOTS: usize = 8;
+/// Most bytes of slots per chunk: bounds what one live packet pins (with the head).
+const SLOT_BYTES: usize = 512;
 /// Size classes are multiples of this, which is also every slot's alignment.
 const GRAIN: usize = 16;
 /// The largest packet served from chunks; larger ones are boxed.
@@ -79,9 +104,10 @@ unsafe fn slot(chunk: NonNull<Chunk>, index: usize) -> NonNull<u8> {
     }
 }
 
-/// A thread's chunk in one size class, and how many of its slots it has handed out.
+/// A thread's chunk in one size class, its slot count, and how many it has handed out.
 struct Carving {
     chunk: NonNull<Chunk>,
+    slots: usize,
     next: usize,
 }
 
@@ -93,7 +119,7 @@ impl Drop for Carvings {
     fn drop(&mut self) {
         for carving in self.0.iter_mut().filter_map(Option::take) {
             // SAFETY: the thread's claim on its unhanded slots is what these counts are.
-            unsafe { release(carving.chunk, SLOTS - carving.next) };
+            unsafe { release(carving.chunk, carving.slots - carving.next) };
         }
     }
 }
@@ -114,9 +140,7 @@ pub(crate) fn alloc_packet<T>(value: T) -> NonNull<T> {
     let Some(class) = class_of::<T>() else {
         return NonNull::from(Box::leak(Box::new(value)));
     };
-    // Slots never share a cache line: a receiver spinning on one packet's state word must not
-    // be disturbed by the sender writing the next packet beside it.
-    let stride = (PREFIX + (class + 1) * GRAIN).next_multiple_of(CACHE_LINE);
+    let stride = stride_of(class);
     // A thread being torn down can no longer carve: it gets a chunk of one slot.
     let slot = CARVINGS
         .try_with(|carvings| carve(&mut carvings.borrow_mut().0[class], stride))
@@ -128,19 +152,34 @@ pub(crate) fn alloc_packet<T>(value: T) -> NonNull<T> {
     packet
 }
 
+/// Bytes per slot of a size class, prefix included. Slots never share a cache line: a receiver
+/// spinning on one packet's state word must not be disturbed by the sender writing the next
+/// packet beside it.
+fn stride_of(class: usize) -> usize {
+    (PREFIX + (class + 1) * GRAIN).next_multiple_of(CACHE_LINE)
+}
+
+/// How many `stride`-byte slots a chunk holds: as many as fit in [`SLOT_BYTES`], at most
+/// [`MAX_SLOTS`], at least one.
+fn slots_per_chunk(stride: usize) -> usize {
+    (SLOT_BYTES / stride).clamp(1, MAX_SLOTS)
+}
+
 /// Hands out the next slot of the thread's chunk of `stride`-byte slots, starting a chunk
 /// when needed. Returns where the packet goes (after the slot's prefix).
 fn carve(carving: &mut Option<Carving>, stride: usize) -> NonNull<u8> {
-    if carving.as_ref().is_none_or(|c| c.next == SLOTS) {
+    if carving.as_ref().is_none_or(|c| c.next == c.slots) {
+        let slots = slots_per_chunk(stride);
         *carving = Some(Carving {
-            chunk: new_chunk(stride, SLOTS),
+            chunk: new_chunk(stride, slots),
+            slots,
             next: 0,
         });
     }
     let carving = carving.as_mut().expect("a chunk was just made");
     let index = carving.next;
     carving.next += 1;
-    // SAFETY: `index < SLOTS`, and the cursor hands each slot out once.
+    // SAFETY: `index` is below the chunk's slot count, and the cursor hands each slot out once.
     unsafe { slot(carving.chunk, index) }
 }
 
@@ -227,7 +266,7 @@ mod tests {
         let drops = Arc::new(Counter::new(0));
         let packets = {
             let drops = drops.clone();
-            // Three slots of a 32-slot chunk; the thread ends holding the other 29.
+            // Three slots of an 8-slot chunk; the thread ends holding the other 5.
             std::thread::spawn(move || {
                 (0..3)
                     .map(|_| alloc_packet(counted(&drops)).as_ptr() as usize)
@@ -242,6 +281,17 @@ mod tests {
             unsafe { free_packet(NonNull::new(packet as *mut Counted).unwrap()) };
         }
         assert_eq!(drops.load(Ordering::SeqCst), 3);
+    }
+
+    #[test]
+    fn a_chunk_of_any_class_is_at_most_640_bytes() {
+        for class in 0..CLASSES {
+            let stride = stride_of(class);
+            let slots = slots_per_chunk(stride);
+            assert!((1..=MAX_SLOTS).contains(&slots));
+            assert!(chunk_layout(stride, slots).size() <= 640, "class {class}");
+        }
+        assert_eq!(slots_per_chunk(64), 8);
     }
 
     #[test]

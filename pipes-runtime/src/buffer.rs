@@ -19,6 +19,9 @@
 //!   send or receive fails wherever it is in the protocol, as it would with single-use packets.
 //!
 //! Whoever drops the count to zero frees the buffer; a message still in a slot is dropped then.
+//! A message whose `Drop` panics there (or in a receiving endpoint's drop) does not stop the
+//! other slots from being dropped nor the buffer from being freed: the first panic reaches the
+//! caller once they are, and later ones are dropped (a panic while unwinding would abort).
 
 use std::fmt;
 use std::marker::PhantomData;

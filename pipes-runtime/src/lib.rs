@@ -7,6 +7,13 @@
 //!   receiving endpoint. A send is one atomic swap; a receive of a message that is already there
 //!   is one Acquire load. No reference count: each endpoint makes exactly one final transition
 //!   and whoever makes the second frees the packet. The state words are documented there.
+//! - Single-use packets are carved from small per-thread chunks (`alloc.rs`): one `malloc` per
+//!   8 small packets on the sending thread, one atomic decrement per free on the receiving one.
+//!   A chunk is freed when its last packet is, so a live packet pins its chunk: at most 640
+//!   bytes (576 for a oneshot or a stream of `u64`, where the packet itself is 16 or 24), and a
+//!   `mem::forget`-ed endpoint leaks that much. Chunks were 32 slots (2 KiB pinned per packet);
+//!   a `Box` per packet pins nothing but lets a sender that keeps sending outrun the drop of
+//!   its receiver (numbers in `alloc.rs`).
 //! - A receiver that finds nothing spins for a bounded, per-thread adaptive *time*
 //!   (`spin.rs`), then leaves its waiter (`waiter.rs`) in the state word and parks. The waiter
 //!   is a thread handle or an async task's `Waker`.

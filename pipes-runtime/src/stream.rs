@@ -66,7 +66,8 @@ impl<T> Chan<T> {
 }
 
 /// The receiving end of a stream. It is an [`Iterator`] that ends when the chan is dropped and
-/// every message is taken.
+/// every message is taken. Dropping it with messages still queued drops them in a loop, not by
+/// recursion (each message holds the rest of the stream), as for every protocol's endpoints.
 pub struct Port<T> {
     /// The packet the next message arrives in; `None` once the chan is known to be gone.
     next: Cell<Option<stream::server::Open<T>>>,
