@@ -18,8 +18,13 @@
 //! iteration allocates and frees (a oneshot made, sent on and received; a stream's burst of
 //! 1,000), beside tokio's oneshot and crossbeam-channel's unbounded channel.
 //!
+//! Last, a *drop chase*: four pairs of threads at once, 200 rounds each, where a receiver takes
+//! one message and drops its stream's port while the sender sends as fast as it can until a
+//! send fails. The drop must reach the packet being filled before the sender learns the port is
+//! gone; how far behind it falls shows whether the allocator makes sending cheaper than dropping.
+//!
 //! Run: `cargo bench --bench memory [-- LIVE [CHURN]]` (defaults 50000 and 31); `-- --speeds`
-//! runs only the loops.
+//! runs only the loops, `-- --chase` only the chase.
 
 mod common;
 use common::{numeric_args, result_line};
@@ -27,23 +32,31 @@ use common::{numeric_args, result_line};
 use std::alloc::{GlobalAlloc, Layout, System};
 use std::hint::black_box;
 use std::process::Command;
-use std::sync::atomic::{AtomicIsize, Ordering};
+use std::sync::atomic::{AtomicBool, AtomicIsize, Ordering};
 
 struct Counting;
 
-/// Heap bytes allocated and not yet freed, over the whole process.
+/// Heap bytes allocated and not yet freed, over the whole process, while [`COUNTING`].
 static LIVE_BYTES: AtomicIsize = AtomicIsize::new(0);
+
+/// Whether allocations are counted: only in the memory cases, so the shared counter's cache
+/// line does not slow the speed loops and the chase down.
+static COUNTING: AtomicBool = AtomicBool::new(false);
 
 // SAFETY: defers to the system allocator and only counts.
 unsafe impl GlobalAlloc for Counting {
     unsafe fn alloc(&self, layout: Layout) -> *mut u8 {
-        LIVE_BYTES.fetch_add(layout.size() as isize, Ordering::Relaxed);
+        if COUNTING.load(Ordering::Relaxed) {
+            LIVE_BYTES.fetch_add(layout.size() as isize, Ordering::Relaxed);
+        }
         // SAFETY: the caller's contract is passed through.
         unsafe { System.alloc(layout) }
     }
 
     unsafe fn dealloc(&self, ptr: *mut u8, layout: Layout) {
-        LIVE_BYTES.fetch_sub(layout.size() as isize, Ordering::Relaxed);
+        if COUNTING.load(Ordering::Relaxed) {
+            LIVE_BYTES.fetch_sub(layout.size() as isize, Ordering::Relaxed);
+        }
         // SAFETY: the caller's contract is passed through.
         unsafe { System.dealloc(ptr, layout) }
     }
@@ -265,8 +278,71 @@ fn speeds(n: u64, repeats: usize) {
     }
 }
 
+/// Messages a chase's sender gives up after: past this the drop is not catching up.
+const CHASE_CAP: u64 = 50_000_000;
+
+/// One round of a drop chase: a thread receives one message and drops its port while this
+/// thread sends as fast as it can until a send fails. Returns how many sends succeeded, or
+/// `None` if the drop had not caught up after [`CHASE_CAP`].
+fn chase_once() -> Option<u64> {
+    let (port, chan) = pipes::stream::<i32>();
+    let receiver = std::thread::spawn(move || {
+        port.recv().unwrap();
+    });
+    let mut sent = 0;
+    while chan.send(1).is_ok() {
+        sent += 1;
+        if sent == CHASE_CAP {
+            // Let the drop finish by ending the chase from this side.
+            drop(chan);
+            receiver.join().unwrap();
+            return None;
+        }
+    }
+    receiver.join().unwrap();
+    Some(sent)
+}
+
+/// The drop chase: `pairs` sender/receiver pairs at once (more threads than cores, so a
+/// dropping receiver is often preempted), `rounds` each. A dropped port must reach the packet
+/// its chan is filling before the chan learns the port is gone, so how far behind it falls
+/// depends on what a send and a drop cost per message, the packet allocator's part included.
+fn chase(pairs: usize, rounds: usize) {
+    let start = std::time::Instant::now();
+    let threads: Vec<_> = (0..pairs)
+        .map(|_| std::thread::spawn(move || (0..rounds).map(|_| chase_once()).collect::<Vec<_>>()))
+        .collect();
+    let results: Vec<Option<u64>> = threads
+        .into_iter()
+        .flat_map(|t| t.join().unwrap())
+        .collect();
+    let caught: Vec<u64> = results.iter().flatten().copied().collect();
+    let lost = results.len() - caught.len();
+    let mean = caught.iter().sum::<u64>() / caught.len().max(1) as u64;
+    let worst = caught.iter().copied().max().unwrap_or(0);
+    println!();
+    println!(
+        "drop chase: {pairs} pairs x {rounds} rounds in {:.2?}: messages sent before the drop \
+         caught up: mean {mean}, worst {worst}; not caught up after {CHASE_CAP}: {lost}",
+        start.elapsed()
+    );
+    eprintln!(
+        "{}",
+        result_line(&[
+            ("bench", &"memory-chase"),
+            ("pairs", &pairs),
+            ("rounds", &rounds),
+            ("mean", &mean),
+            ("worst", &worst),
+            ("lost", &lost),
+        ])
+    );
+}
+
 /// The child: runs one case and prints its RESULT line.
 fn run_case(case: &Case, live: usize, churn: usize) {
+    // Only the difference between the two reads below is reported.
+    COUNTING.store(true, Ordering::Relaxed);
     // Warm up the allocator and the runtime's per-thread state, then measure from here.
     drop((case.hold)(100, churn));
     let (bytes_before, rss_before) = (LIVE_BYTES.load(Ordering::Relaxed), resident());
@@ -308,6 +384,10 @@ fn main() {
         speeds(1_000_000, 7);
         return;
     }
+    if args.iter().any(|a| a == "--chase") {
+        chase(4, 200);
+        return;
+    }
 
     println!(
         "memory: {live} live at once, {churn} short-lived oneshots made between two kept ones \
@@ -341,4 +421,5 @@ fn main() {
         eprintln!("{line}");
     }
     speeds(1_000_000, 7);
+    chase(4, 200);
 }
