@@ -17,9 +17,9 @@
 //! and [`SLOT_BYTES`] bytes of slots (one slot if a single one is larger), plus a 64-byte head.
 //! A live packet pins at most 640 bytes of heap: 576 for any packet up to 496 bytes (8 slots
 //! of 64 bytes for the smallest, such as a oneshot or a stream of `u64`; 4 of 128; 2 of 256),
-//! 640 for the largest class (one 576-byte slot). Measured with `cargo bench --bench memory` (50,000 live oneshots,
-//! each made after 31 short-lived ones on the same thread: the worst case), heap per live
-//! oneshot, against the chunks' slot count, and a `Box` per packet:
+//! 640 for the largest class (one 576-byte slot). Measured with `cargo bench --bench memory`
+//! (50,000 live oneshots, each made after 31 short-lived ones on the same thread: the worst
+//! case), heap per live oneshot against the slots per chunk, and with a `Box` per packet:
 //!
 //! | slots per chunk | 32    | 16    | 8 (this) | 4   | `Box` |
 //! |-----------------|------:|------:|---------:|----:|------:|
@@ -30,11 +30,15 @@
 //! nothing and made the two-thread pingpongs faster (a thread's next allocation reuses the
 //! packet it just freed, cache-hot), but it loses the race a dropped receiver runs against a
 //! sender that keeps sending: the drop has to reach the packet being filled before the sender
-//! learns the receiver is gone, and with `malloc` on one side and `free` on the other it often
-//! fell behind for good (150-190 million messages queued in some runs of four such pairs, where
-//! chunks of 8 or 32 slots caught up within about a million). Details and the throughput
-//! numbers are in `benches/RESULTS.md` ("memory"). Packets too large or too aligned for the
-//! size classes (and every packet under loom, which models the plain `Box` path) are boxed.
+//! learns the receiver is gone, and with `malloc` on one side and `free` on the other it fell
+//! far behind (28-188 million messages queued at worst in runs of four such pairs, two runs in
+//! seven never catching up), where chunks of 8 slots stayed within 1-17 million (one run in
+//! fifteen past 50 million) and 32-slot ones within 1-9. Smaller chunks cost msgsend about
+//! 5-10% (one `malloc` per 8 messages instead of 32); the pingpongs did not move. Details in
+//! `benches/RESULTS.md` ("memory").
+//!
+//! Packets too large or too aligned for the size classes (and every packet under loom, which
+//! models the plain `Box` path) are boxed.
 
 use std::alloc::{Layout, alloc, dealloc, handle_alloc_error};
 use std::cell::RefCell;
