@@ -51,16 +51,16 @@
 //!   `try_recv_states`, `destroy_upgraded_shared_port_when_sender_still_active`, and `send1`
 //!   (a send that returns once a receiver took the message).
 //!
-//! # Pipes bugs found (the tests are `#[ignore]`d with the reason)
+//! # Pipes bugs found (fixed)
 //!
-//! - `channel_tests::port_gone_concurrent_oversubscribed` (not in std) fails within a few
-//!   rounds: a `Port` dropped while its chan keeps sending can overflow the stack. Its drain
+//! - `channel_tests::port_gone_concurrent_oversubscribed` (not in std) failed within a few
+//!   rounds: a `Port` dropped while its chan keeps sending could overflow the stack. Its drain
 //!   finds the next packet empty with `try_recv`, the chan fills it before the handed-back
 //!   endpoint is dropped, and dropping a full packet's endpoint drops the message and with it
 //!   the next endpoint, recursively, once per message the sender adds meanwhile.
 //!   `channel_tests::port_gone_concurrent`, `channel_tests::port_gone_concurrent_shared` and
 //!   `port_set_tests::port_gone_concurrent_shared` hit it in about one run in twenty (the whole
-//!   test binary aborts), so they are ignored too.
+//!   test binary aborts). Fixed by the iterative drops of `drop_queue.rs`.
 
 mod common;
 
@@ -159,7 +159,6 @@ mod channel_tests {
 
     /// Flaky (about one run of this file in twenty): see `port_gone_concurrent_oversubscribed`.
     #[test]
-    #[ignore = "pipes bug: Port::drop recurses once per message when the chan fills the packet its drain just found empty, and overflows the stack chasing a sender that keeps sending"]
     fn port_gone_concurrent() {
         let (rx, tx) = stream::<i32>();
         let t = thread::spawn(move || {
@@ -171,7 +170,6 @@ mod channel_tests {
 
     /// Flaky: see `port_gone_concurrent_oversubscribed`.
     #[test]
-    #[ignore = "pipes bug: Port::drop recurses once per message when the chan fills the packet its drain just found empty, and overflows the stack chasing a sender that keeps sending"]
     fn port_gone_concurrent_shared() {
         let (rx, tx) = shared::<i32>();
         let tx2 = tx.clone();
@@ -190,7 +188,6 @@ mod channel_tests {
     /// message, whose next endpoint is dropped the same way, recursing once per message while
     /// the sender keeps sending. Fails within a few rounds here: "has overflowed its stack".
     #[test]
-    #[ignore = "pipes bug: Port::drop recurses once per message when the chan fills the packet its drain just found empty, and overflows the stack chasing a sender that keeps sending"]
     fn port_gone_concurrent_oversubscribed() {
         fn port_gone_concurrent() {
             let (rx, tx) = stream::<i32>();
@@ -1045,7 +1042,6 @@ mod port_set_tests {
     /// Flaky: see `channel_tests::port_gone_concurrent_oversubscribed` (a set drops its ports
     /// with `Port::drop`).
     #[test]
-    #[ignore = "pipes bug: Port::drop recurses once per message when the chan fills the packet its drain just found empty, and overflows the stack chasing a sender that keeps sending"]
     fn port_gone_concurrent_shared() {
         let set = PortSet::<i32>::new();
         let tx = set.chan();
