@@ -6,12 +6,12 @@
 
 mod common;
 
-use std::any::Any;
 use std::panic::{self, AssertUnwindSafe};
 use std::sync::Arc;
 use std::sync::atomic::{AtomicUsize, Ordering};
 use std::thread;
 
+use common::bombs::{panic_message, quiet_bombs};
 use common::{DropCounter, size};
 
 pipes_runtime::proto! {
@@ -145,29 +145,6 @@ impl Drop for Bomb {
             panic!("bomb {}", self.id);
         }
     }
-}
-
-/// The message of a panic caught by `catch_unwind`.
-fn panic_message(payload: &(dyn Any + Send)) -> String {
-    payload
-        .downcast_ref::<String>()
-        .cloned()
-        .or_else(|| payload.downcast_ref::<&str>().map(|s| s.to_string()))
-        .unwrap_or_default()
-}
-
-/// Quiets the default hook's report of the panics these tests cause on purpose (and keeps the
-/// report of any other).
-fn quiet_bombs() {
-    static ONCE: std::sync::Once = std::sync::Once::new();
-    ONCE.call_once(|| {
-        let default = panic::take_hook();
-        panic::set_hook(Box::new(move |info| {
-            if !panic_message(info.payload()).starts_with("bomb ") {
-                default(info);
-            }
-        }));
-    });
 }
 
 /// Sends `n` bombs, those at `panicking` panicking when dropped, leaves them unreceived, drops

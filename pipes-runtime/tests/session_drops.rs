@@ -2,11 +2,13 @@
 //! message is dropped exactly once, the buffer is freed (Miri checks for the leak), and the
 //! panic reaches the caller of the drop; never a panic while panicking.
 
-use std::any::Any;
 use std::panic::{self, AssertUnwindSafe};
 use std::sync::Arc;
 use std::sync::atomic::{AtomicUsize, Ordering};
 
+mod common;
+
+use common::bombs::{panic_message, quiet_bombs};
 use pipes_runtime::__private::{Slot, Slots, session};
 
 pipes_runtime::proto! {
@@ -41,27 +43,6 @@ fn bomb(name: &'static str, panics: bool, drops: &Arc<AtomicUsize>) -> Bomb {
         panics,
         drops: drops.clone(),
     }
-}
-
-fn panic_message(payload: &(dyn Any + Send)) -> String {
-    payload
-        .downcast_ref::<String>()
-        .cloned()
-        .or_else(|| payload.downcast_ref::<&str>().map(|s| s.to_string()))
-        .unwrap_or_default()
-}
-
-/// Quiets the default hook's report of the panics these tests cause on purpose.
-fn quiet_bombs() {
-    static ONCE: std::sync::Once = std::sync::Once::new();
-    ONCE.call_once(|| {
-        let default = panic::take_hook();
-        panic::set_hook(Box::new(move |info| {
-            if !panic_message(info.payload()).starts_with("bomb ") {
-                default(info);
-            }
-        }));
-    });
 }
 
 /// Runs `f`, returning the message of the panic it propagated, if any.

@@ -1,6 +1,7 @@
 //! Helpers shared by the runtime's integration tests.
 #![allow(dead_code)]
 
+pub mod bombs;
 pub mod pingpong;
 pub mod task;
 
