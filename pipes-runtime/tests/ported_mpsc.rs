@@ -157,8 +157,13 @@ mod channel_tests {
         assert!(tx2.send(1).is_err());
     }
 
-    /// Flaky (about one run of this file in twenty): see `port_gone_concurrent_oversubscribed`.
+    /// Aborted about one run of this file in twenty before drops were iterative: see
+    /// `port_gone_concurrent_oversubscribed`.
     #[test]
+    #[cfg_attr(
+        miri,
+        ignore = "a port dropped under a chan sending flat out must outrun it; under Miri's scheduler it may never (no closed flag until lanes)"
+    )]
     fn port_gone_concurrent() {
         let (rx, tx) = stream::<i32>();
         let t = thread::spawn(move || {
@@ -168,8 +173,13 @@ mod channel_tests {
         t.join().unwrap();
     }
 
-    /// Flaky: see `port_gone_concurrent_oversubscribed`.
+    /// Aborted now and then before drops were iterative: see
+    /// `port_gone_concurrent_oversubscribed`.
     #[test]
+    #[cfg_attr(
+        miri,
+        ignore = "a port dropped under a chan sending flat out must outrun it; under Miri's scheduler it may never (no closed flag until lanes)"
+    )]
     fn port_gone_concurrent_shared() {
         let (rx, tx) = shared::<i32>();
         let tx2 = tx.clone();
@@ -188,6 +198,10 @@ mod channel_tests {
     /// message, whose next endpoint is dropped the same way, recursing once per message while
     /// the sender keeps sending. Fails within a few rounds here: "has overflowed its stack".
     #[test]
+    #[cfg_attr(
+        miri,
+        ignore = "a port dropped under a chan sending flat out must outrun it; under Miri's scheduler it may never (no closed flag until lanes)"
+    )]
     fn port_gone_concurrent_oversubscribed() {
         fn port_gone_concurrent() {
             let (rx, tx) = stream::<i32>();
@@ -1039,9 +1053,14 @@ mod port_set_tests {
         assert!(tx2.send(1).is_err());
     }
 
-    /// Flaky: see `channel_tests::port_gone_concurrent_oversubscribed` (a set drops its ports
-    /// with `Port::drop`).
+    /// Aborted now and then before drops were iterative: see
+    /// `channel_tests::port_gone_concurrent_oversubscribed` (a set drops its ports with
+    /// `Port::drop`).
     #[test]
+    #[cfg_attr(
+        miri,
+        ignore = "a port dropped under a chan sending flat out must outrun it; under Miri's scheduler it may never (no closed flag until lanes)"
+    )]
     fn port_gone_concurrent_shared() {
         let set = PortSet::<i32>::new();
         let tx = set.chan();
