@@ -2,6 +2,7 @@
 #![allow(dead_code)]
 
 pub mod bombs;
+pub mod counting;
 pub mod pingpong;
 pub mod task;
 

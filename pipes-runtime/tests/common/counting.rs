@@ -1,0 +1,27 @@
+//! A global allocator that counts allocations, for the tests that prove a path allocates
+//! nothing. Each such test binary installs it with
+//! `#[global_allocator] static GLOBAL: Counting = Counting;` and holds one test, so no other
+//! test's allocations are counted.
+
+use std::alloc::{GlobalAlloc, Layout, System};
+use std::sync::atomic::{AtomicUsize, Ordering};
+
+/// The system allocator, counting every allocation in [`ALLOCATIONS`].
+pub struct Counting;
+
+/// Allocations made through [`Counting`] so far.
+pub static ALLOCATIONS: AtomicUsize = AtomicUsize::new(0);
+
+// SAFETY: defers to the system allocator and only counts.
+unsafe impl GlobalAlloc for Counting {
+    unsafe fn alloc(&self, layout: Layout) -> *mut u8 {
+        ALLOCATIONS.fetch_add(1, Ordering::SeqCst);
+        // SAFETY: the caller's contract is passed through.
+        unsafe { System.alloc(layout) }
+    }
+
+    unsafe fn dealloc(&self, ptr: *mut u8, layout: Layout) {
+        // SAFETY: the caller's contract is passed through.
+        unsafe { System.dealloc(ptr, layout) }
+    }
+}
