@@ -32,10 +32,9 @@ use std::time::{Duration, Instant};
 use crate::drop_queue::Panics;
 use crate::error::{RecvError, RecvTimeoutError, TryRecvError};
 use crate::future::RecvFuture;
-use crate::packet::{
-    EMPTY, FULL, Packet, Receiving, Settled, StateName, StateWord, TERMINATED, is_settled, wake,
-};
+use crate::packet::{Packet, Receiving, StateName};
 use crate::sync::{AtomicUsize, Ordering, fence};
+use crate::wait::{EMPTY, FULL, Settled, StateWord, TERMINATED, is_settled, wake};
 
 /// The packet of one state in a session buffer.
 pub struct Slot<T> {
@@ -55,7 +54,7 @@ impl<T> Slot<T> {
     pub fn close(&self) {
         let state = self.packet.state();
         let mut word = state.load(Ordering::Acquire);
-        while !is_settled(word) {
+        while !is_settled(word, EMPTY) {
             match state.compare_exchange(word, TERMINATED, Ordering::AcqRel, Ordering::Acquire) {
                 Ok(_) => {
                     if word != EMPTY {
@@ -306,7 +305,7 @@ impl<T, B: Slots> RecvSlot<T, B> {
     /// A future that receives the message on any executor, resolving as `recv` returns.
     /// Dropping it before it resolves drops this endpoint, so the peer sees the session closed.
     pub fn recv_async(self, at: &StateName) -> RecvFuture<Self> {
-        self.receive_async(at)
+        RecvFuture::new(self, *at)
     }
 }
 

@@ -4,8 +4,8 @@
 use std::time::Duration;
 
 use crate::error::{RecvError, RecvTimeoutError, TryRecvError};
-use crate::packet::StateWord;
-use crate::select::Target;
+use crate::target::Target;
+use crate::wait::StateWord;
 
 /// A single-use receiving endpoint. Receiving consumes it; the message (an enum of the state's
 /// messages, or the payload for a oneshot) carries the endpoint for the next state.

@@ -28,8 +28,9 @@ use std::pin::Pin;
 use std::task::{Context, Poll};
 
 use crate::error::RecvError;
-use crate::packet::{Receiving, Settled, StateName, StateWord};
+use crate::packet::{Receiving, RecvPacket, StateName};
 use crate::sync::Arc;
+use crate::wait::{EMPTY, Settled, StateWord};
 use crate::waiter::Waiter;
 
 /// A task's registration in one state word: the core of every receive future here.
@@ -45,14 +46,19 @@ impl Registration {
     /// `Ready` once the sender is done with the packet, so the endpoint may take it; otherwise
     /// leaves the task's waker in `word` and `Pending`. A re-poll with another waker moves the
     /// registration to it.
-    pub(crate) fn poll(&mut self, word: &StateWord, cx: &Context<'_>) -> Poll<Settled> {
-        word.watch(cx.waker(), &mut self.waiter)
+    pub(crate) fn poll(
+        &mut self,
+        word: &StateWord,
+        idle: usize,
+        cx: &Context<'_>,
+    ) -> Poll<Settled> {
+        word.watch(idle, cx.waker(), &mut self.waiter)
     }
 
     /// Takes our waiter back out of `word`. `Some` if the sender was done meanwhile (it swapped
     /// the waiter out and owns that reference).
-    pub(crate) fn cancel(&mut self, word: &StateWord) -> Option<Settled> {
-        word.unwatch(&mut self.waiter)
+    pub(crate) fn cancel(&mut self, word: &StateWord, idle: usize) -> Option<Settled> {
+        word.unwatch(idle, &mut self.waiter)
     }
 }
 
@@ -84,6 +90,14 @@ impl<R: Receiving> RecvFuture<R> {
     }
 }
 
+impl<T> RecvPacket<T> {
+    /// A future that receives the message on any executor. Dropping it before it resolves
+    /// drops this endpoint, so the sender sees the pipe closed.
+    pub fn recv_async(self, at: &StateName) -> RecvFuture<Self> {
+        RecvFuture::new(self, *at)
+    }
+}
+
 impl<R: Receiving> Future for RecvFuture<R> {
     type Output = Result<R::Output, RecvError>;
 
@@ -93,7 +107,7 @@ impl<R: Receiving> Future for RecvFuture<R> {
             .end
             .as_ref()
             .expect("RecvFuture polled after it resolved");
-        let settled = std::task::ready!(this.registration.poll(end.word(), cx));
+        let settled = std::task::ready!(this.registration.poll(end.word(), EMPTY, cx));
         let end = this.end.take().expect("the endpoint is still ours");
         Poll::Ready(end.take(settled).ok_or_else(|| this.at.closed()))
     }
@@ -106,7 +120,7 @@ impl<R: Receiving> Drop for RecvFuture<R> {
             // `TERMINATED` (which expects no waiter) and, for a single-use packet, may free it.
             // A failed take-back means the sender swapped it out: the packet is settled, and
             // dropping the endpoint drops any message in it.
-            self.registration.cancel(end.word());
+            self.registration.cancel(end.word(), EMPTY);
             drop(end);
         }
     }

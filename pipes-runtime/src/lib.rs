@@ -3,6 +3,18 @@
 //!
 //! # Implementation notes
 //!
+//! Layers, each importing only the ones below it (no file imports one above it):
+//!
+//! | layer                         | files                                                    |
+//! |-------------------------------|----------------------------------------------------------|
+//! | select and port sets          | `select.rs`, `port_set.rs`                               |
+//! | endpoints                     | `stream.rs`, `oneshot.rs`, `shared.rs`, `buffer.rs`, `future.rs`, `endpoint.rs`, `target.rs` |
+//! | packets                       | `packet.rs`, `alloc.rs`, `drop_queue.rs`                 |
+//! | waiting and waking            | `wait.rs`, `ready_list.rs`, `waiter.rs`, `spin.rs`, `sync.rs`, `error.rs` |
+//!
+//! - `wait.rs` is the one protocol for waiting on a sender: a word the sender swaps and the
+//!   receiving side leaves its waiter in. Packets, select, port sets and async receives all
+//!   wait through it.
 //! - A *packet* (`packet.rs`) is one message slot and one state word shared by a sending and a
 //!   receiving endpoint. A send is one atomic swap; a receive of a message that is already there
 //!   is one Acquire load. No reference count: each endpoint makes exactly one final transition
@@ -76,11 +88,14 @@ mod future;
 mod oneshot;
 mod packet;
 mod port_set;
+mod ready_list;
 mod select;
 mod shared;
 mod spin;
 mod stream;
 mod sync;
+mod target;
+mod wait;
 mod waiter;
 
 pub use endpoint::Recv;
@@ -219,9 +234,8 @@ pub mod __private {
     pub use crate::endpoint::Recv;
     pub use crate::error::{RecvError, RecvTimeoutError, SendError, TryRecvError};
     pub use crate::future::RecvFuture;
-    pub use crate::packet::{
-        Receiving, RecvPacket, SendPacket, Settled, StateName, StateWord, entangle,
-    };
+    pub use crate::packet::{Receiving, RecvPacket, SendPacket, StateName, entangle};
+    pub use crate::wait::{Settled, StateWord};
     pub use core::fmt;
     pub use core::future::Future;
     pub use core::marker::PhantomData;

@@ -14,7 +14,7 @@ use std::time::{Duration, Instant};
 
 use crate::endpoint::Recv;
 use crate::error::{RecvError, RecvTimeoutError, SendError, TryRecvError};
-use crate::packet::StateWord;
+use crate::wait::StateWord;
 
 crate::proto! {
     #[allow(dead_code)]

@@ -7,10 +7,10 @@
 //!
 //! | word           | meaning                                                               |
 //! |----------------|-----------------------------------------------------------------------|
-//! | [`EMPTY`]      | no message yet; both endpoints alive                                  |
-//! | [`FULL`]       | the sender wrote the message and is done with this packet             |
-//! | [`TERMINATED`] | an endpoint was dropped without sending or receiving                  |
-//! | BLOCKED        | any other word: the receiver is parked, and the word is its [`Waiter`] |
+//! | `EMPTY`        | no message yet; both endpoints alive                                  |
+//! | `FULL`         | the sender wrote the message and is done with this packet             |
+//! | `TERMINATED`   | an endpoint was dropped without sending or receiving                  |
+//! | BLOCKED        | any other word: the receiver is parked, and the word is its waiter     |
 //!
 //! Transitions, each one atomic operation:
 //!
@@ -34,28 +34,13 @@ use std::fmt;
 use std::marker::PhantomData;
 use std::mem::{self, MaybeUninit};
 use std::ptr::NonNull;
-use std::task::{Poll, Waker};
 use std::time::{Duration, Instant};
 
 use crate::alloc::{alloc_packet, free_packet};
 use crate::drop_queue::{self, DropQueue};
 use crate::error::{RecvError, RecvTimeoutError, TryRecvError};
-use crate::future::RecvFuture;
-use crate::spin::spin_until;
-use crate::sync::{Arc, AtomicUsize, Ordering, UnsafeCell, park_until, thread};
-use crate::waiter::Waiter;
-
-/// No message yet, both endpoints alive.
-pub(crate) const EMPTY: usize = 0;
-/// The message is in the slot and the sender is done with the packet.
-pub(crate) const FULL: usize = 1;
-/// An endpoint was dropped: no message will be sent, or none will be received.
-pub(crate) const TERMINATED: usize = 2;
-
-/// Whether the sender has made its final transition, so the receiver may take the packet.
-pub(crate) fn is_settled(word: usize) -> bool {
-    word == FULL || word == TERMINATED
-}
+use crate::sync::{AtomicUsize, Ordering, UnsafeCell};
+use crate::wait::{EMPTY, FULL, Settled, StateWord, TERMINATED, is_waiter, wake};
 
 /// Names a protocol state for the errors a receive in it can return.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -70,313 +55,6 @@ impl StateName {
     pub(crate) fn closed(&self) -> RecvError {
         RecvError::new(self.protocol, self.state)
     }
-}
-
-/// A state word whose sender has made its final transition: `FULL` or `TERMINATED`, read with
-/// Acquire. Only this crate makes one, and a receiving end takes its packet only with one, so no
-/// receive can take (or free) a packet its sender may still write, whatever else it found in
-/// the word.
-#[derive(Clone, Copy, Debug, PartialEq, Eq)]
-pub struct Settled(usize);
-
-impl Settled {
-    /// `word` as settled, if it is.
-    pub(crate) fn new(word: usize) -> Option<Self> {
-        is_settled(word).then_some(Settled(word))
-    }
-
-    /// Whether the sender sent its message (rather than hung up).
-    pub(crate) fn is_full(self) -> bool {
-        self.0 == FULL
-    }
-}
-
-/// Why [`StateWord::register`] left no waiter.
-#[derive(Clone, Copy, Debug, PartialEq, Eq)]
-pub(crate) enum Found {
-    /// The sender is done: a receive would not wait.
-    Settled(Settled),
-    /// The word holds this very waiter already (one select waiting on an endpoint twice).
-    Duplicate,
-}
-
-/// A packet's state word, seen from outside the packet: what select and port sets wait on.
-/// Opaque: only this crate reads or writes it.
-pub struct StateWord(pub(crate) AtomicUsize);
-
-impl fmt::Debug for StateWord {
-    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        f.debug_struct("StateWord").finish_non_exhaustive()
-    }
-}
-
-/// The receiving side's transitions: wait, register a waiter, take it back.
-///
-/// The receiving side of a word (its endpoint, and the selects and port sets watching it) acts
-/// from one thread at a time: endpoints are not `Sync`, and a future that borrows one is not
-/// `Send`. Only the sender acts concurrently, and only by swapping in `FULL` or `TERMINATED`.
-/// But the receiving side may find in the word a waiter it did not leave in this call: a watch
-/// of a select future that is still pending or was forgotten (`mem::forget` is safe). So
-/// nothing here ever takes a waiter word for a settled one, and whoever takes a waiter out of the
-/// word owns its reference and wakes it (or, for a task, carries it; see `waiter.rs`): a
-/// leftover watch costs at worst a spurious wake.
-impl StateWord {
-    /// Waits until the sender has made its final transition, or `deadline` passes (then
-    /// `None`, with no waiter of ours left in the word).
-    pub(crate) fn wait(&self, deadline: Option<Instant>) -> Option<Settled> {
-        if let Some(settled) = self.settled() {
-            return Some(settled);
-        }
-        if spin_until(deadline, || is_settled(self.0.load(Ordering::Relaxed))) {
-            return self.settled();
-        }
-        let me = Waiter::current();
-        let blocked = Arc::as_ptr(&me) as usize;
-        loop {
-            match self.register(&me) {
-                Err(Found::Settled(settled)) => return Some(settled),
-                // A reference of ours already there (a select of this thread that unwound
-                // midway left it) wakes us all the same.
-                Ok(()) | Err(Found::Duplicate) => {}
-            }
-            loop {
-                // The word changes only when a sender swaps our waiter out (spurious unparks are
-                // possible, hence the loop).
-                let word = self.0.load(Ordering::Acquire);
-                if let Some(settled) = Settled::new(word) {
-                    return Some(settled);
-                }
-                if word != blocked {
-                    // Displaced, which no one can do while we block; register again all the same.
-                    break;
-                }
-                match deadline {
-                    None => thread::park(),
-                    Some(deadline) => {
-                        if !park_until(deadline) {
-                            return self.unregister(&me).err().and_then(Settled::new);
-                        }
-                    }
-                }
-            }
-        }
-    }
-
-    /// The word, read with Acquire, so a `FULL` one makes the payload visible.
-    pub(crate) fn load(&self) -> usize {
-        self.0.load(Ordering::Acquire)
-    }
-
-    /// The word if the sender is done with it.
-    pub(crate) fn settled(&self) -> Option<Settled> {
-        Settled::new(self.load())
-    }
-
-    /// Whether the sender has made its final transition: a receive would not wait.
-    pub(crate) fn is_ready(&self) -> bool {
-        is_settled(self.0.load(Ordering::Acquire))
-    }
-
-    /// Leaves one reference to `waiter` (a thread's, shared by every word a select waits on, or
-    /// a port set's) in the word, so the sender that fills or terminates the packet wakes it. A
-    /// waiter of another watcher found there is displaced and woken: its owner, if it still
-    /// waits, looks again after us. Fails when the sender is done, or when the word holds
-    /// `waiter` already.
-    pub(crate) fn register(&self, waiter: &Arc<Waiter>) -> Result<(), Found> {
-        // The reference is made before the exchange: once the word holds it, a sender may take
-        // it and let it go at once.
-        let word = Waiter::into_word(Arc::clone(waiter));
-        let mut found = self.0.load(Ordering::Acquire);
-        let result = loop {
-            if let Some(settled) = Settled::new(found) {
-                break Err(Found::Settled(settled));
-            }
-            if found == word {
-                break Err(Found::Duplicate);
-            }
-            // Release publishes the waiter to the sender that swaps it out; Acquire makes a
-            // displaced waiter (and, on failure, a settled word's payload) visible.
-            match self
-                .0
-                .compare_exchange(found, word, Ordering::AcqRel, Ordering::Acquire)
-            {
-                Ok(_) => {
-                    if found != EMPTY {
-                        // SAFETY: a waiter word, exchanged out by us.
-                        unsafe { wake(found) };
-                    }
-                    return Ok(());
-                }
-                Err(now) => found = now,
-            }
-        };
-        // SAFETY: the word was never stored: its reference is still ours.
-        drop(unsafe { Waiter::from_word(word) });
-        result
-    }
-
-    /// Takes back a reference that [`StateWord::register`] left, restoring `EMPTY`. Fails with
-    /// the word found when the word no longer holds `waiter`: a sender swapped it out and owns
-    /// that reference (it wakes the waiter, harmlessly late), a receive displaced it, or it was
-    /// already taken back.
-    pub(crate) fn unregister(&self, waiter: &Arc<Waiter>) -> Result<(), usize> {
-        let word = Arc::as_ptr(waiter) as usize;
-        match self
-            .0
-            .compare_exchange(word, EMPTY, Ordering::AcqRel, Ordering::Acquire)
-        {
-            Ok(_) => {
-                // SAFETY: we exchanged our own word out of the state word, so the reference it
-                // stood for is ours again.
-                drop(unsafe { Waiter::from_word(word) });
-                Ok(())
-            }
-            Err(found) => Err(found),
-        }
-    }
-
-    /// Watches the word for the task of `waker`: `Ready` once the sender is done, otherwise
-    /// leaves a waiter that wakes the task and returns `Pending`. `mine` is this watcher's
-    /// registration, kept between polls; a re-poll with the same waker while it is on top of
-    /// the word is two loads.
-    ///
-    /// Other watchers found in the word are kept: a task's waiter that wakes this task already
-    /// is put back as it is; other tasks' waiters are carried by ours (see `waiter.rs`), so two
-    /// tasks watching one word never displace each other back and forth.
-    pub(crate) fn watch(&self, waker: &Waker, mine: &mut Option<Arc<Waiter>>) -> Poll<Settled> {
-        loop {
-            let found = self.0.load(Ordering::Acquire);
-            if let Some(settled) = Settled::new(found) {
-                // A sender took the waiters with its swap and wakes them; our reference goes.
-                if let Some(waiter) = mine.take() {
-                    Waiter::recycle(waiter);
-                }
-                return Poll::Ready(settled);
-            }
-            if let Some(waiter) = mine.as_ref()
-                && Arc::as_ptr(waiter) as usize == found
-                && waiter.is_task_of(waker)
-            {
-                return Poll::Pending;
-            }
-            // Take the waiters out to look at them: whoever owns a waiter's word reference may
-            // read the chain below it. While the word is `EMPTY` a sender that settles it wakes
-            // nobody, so if putting back fails below, we wake what we hold.
-            let mut taken = None;
-            if found != EMPTY {
-                if self
-                    .0
-                    .compare_exchange(found, EMPTY, Ordering::Acquire, Ordering::Relaxed)
-                    .is_err()
-                {
-                    continue;
-                }
-                // SAFETY: a waiter word, exchanged out by us.
-                taken = Some(unsafe { Waiter::from_word(found) });
-            }
-            // Our own registration on top is replaced, not carried.
-            if let (Some(top), Some(waiter)) = (&taken, &*mine)
-                && Arc::ptr_eq(top, waiter)
-            {
-                taken = top.take_below();
-                if let Some(waiter) = mine.take() {
-                    Waiter::recycle(waiter);
-                }
-            }
-            let (put, ours) = match taken {
-                Some(chain) if chain.wakes(waker) => (chain, false),
-                Some(chain) if matches!(*chain, Waiter::Task { .. }) => {
-                    (Waiter::carrying(waker, Waiter::into_word(chain)), true)
-                }
-                // A thread or a port set does not wait on a word that a task watches (they are
-                // on one thread); a stale one is woken to look again.
-                Some(other) => {
-                    Waiter::wake(other);
-                    (Waiter::task(waker), true)
-                }
-                None => (Waiter::task(waker), true),
-            };
-            if ours && let Some(old) = mine.replace(Arc::clone(&put)) {
-                Waiter::recycle(old);
-            }
-            let word = Waiter::into_word(put);
-            // Release publishes the chain to the sender that swaps it out.
-            if self
-                .0
-                .compare_exchange(EMPTY, word, Ordering::AcqRel, Ordering::Acquire)
-                .is_ok()
-            {
-                return Poll::Pending;
-            }
-            // Only a sender changes an `EMPTY` word: it is settled now, and we hold the waiters
-            // its swap would have woken. Ours needs no wake: the loop returns `Ready`.
-            // SAFETY: the word was never stored: its reference is still ours.
-            let put = unsafe { Waiter::from_word(word) };
-            if ours {
-                if let Some(below) = put.take_below() {
-                    Waiter::wake(below);
-                }
-            } else {
-                Waiter::wake(put);
-            }
-        }
-    }
-
-    /// Ends a [`StateWord::watch`]: takes `mine` back out of the word if it is on top, putting
-    /// back what it carried. Returns the word if the sender is done (the watch was swapped out,
-    /// and the message is there for the endpoint's next receive). A registration that another
-    /// watcher carries stays where it is, and costs at worst a spurious wake.
-    pub(crate) fn unwatch(&self, mine: &mut Option<Arc<Waiter>>) -> Option<Settled> {
-        let waiter = mine.take()?;
-        let word = Arc::as_ptr(&waiter) as usize;
-        let result =
-            match self
-                .0
-                .compare_exchange(word, EMPTY, Ordering::Acquire, Ordering::Acquire)
-            {
-                Ok(_) => {
-                    // SAFETY: our own waiter word, exchanged out by us.
-                    let taken = unsafe { Waiter::from_word(word) };
-                    if let Some(below) = taken.take_below() {
-                        let below = Waiter::into_word(below);
-                        // Release republishes the carried chain.
-                        if let Err(found) = self.0.compare_exchange(
-                            EMPTY,
-                            below,
-                            Ordering::AcqRel,
-                            Ordering::Acquire,
-                        ) {
-                            // Settled meanwhile: the waiters the sender would have woken are ours.
-                            // SAFETY: the word was never stored: its reference is still ours.
-                            Waiter::wake(unsafe { Waiter::from_word(below) });
-                            debug_assert!(is_settled(found));
-                        }
-                    }
-                    None
-                }
-                Err(found) => Settled::new(found),
-            };
-        Waiter::recycle(waiter);
-        result
-    }
-}
-
-/// The state word of an endpoint that has no packet left (a stream port whose chan is known to
-/// be gone): forever `TERMINATED`, so select sees it ready and never writes to it.
-#[cfg(not(loom))]
-pub(crate) fn closed_word() -> &'static StateWord {
-    static CLOSED: StateWord = StateWord(AtomicUsize::new(TERMINATED));
-    &CLOSED
-}
-
-/// Under loom an atomic cannot live in a plain static (it belongs to one model execution), so
-/// each execution makes its own.
-#[cfg(loom)]
-pub(crate) fn closed_word() -> &'static StateWord {
-    loom::lazy_static! {
-        static ref CLOSED: StateWord = StateWord(AtomicUsize::new(TERMINATED));
-    }
-    &CLOSED
 }
 
 /// The state machine: a state word and a payload slot. Its methods are the transitions; who
@@ -472,7 +150,7 @@ impl<T> Packet<T> {
     pub(crate) unsafe fn close_sender(this: NonNull<Self>) -> usize {
         // SAFETY: the packet is alive until the swap, and not touched after it.
         let word = unsafe { Self::state_at(this) }.swap(TERMINATED, Ordering::AcqRel);
-        if !is_settled(word) && word != EMPTY {
+        if is_waiter(word) {
             // SAFETY: a BLOCKED word, just swapped out by us.
             unsafe { wake(word) };
         }
@@ -496,7 +174,7 @@ impl<T> Packet<T> {
     pub(crate) unsafe fn close_receiver(this: NonNull<Self>) -> usize {
         // SAFETY: the packet is alive until the swap, and not touched after it here.
         let word = unsafe { Self::state_at(this) }.swap(TERMINATED, Ordering::AcqRel);
-        if !is_settled(word) && word != EMPTY {
+        if is_waiter(word) {
             // SAFETY: a waiter word, just swapped out by us.
             unsafe { wake(word) };
         }
@@ -516,18 +194,9 @@ impl<T> Packet<T> {
     }
 }
 
-/// Wakes the waiter whose reference the caller swapped out of a state word.
-///
-/// # Safety
-/// `word` is a BLOCKED word the caller just took out of a state word.
-pub(crate) unsafe fn wake(word: usize) {
-    // SAFETY: the swap that returned `word` moved its reference to the caller.
-    Waiter::wake(unsafe { Waiter::from_word(word) });
-}
-
 /// A receiving end of a packet, single-use ([`RecvPacket`]) or in a session buffer
 /// (`RecvSlot`): the ways to receive, written once over how each end takes a settled packet.
-/// Public only so [`RecvFuture`] can name it; not a public API.
+/// Public only so `RecvFuture` can name it; not a public API.
 pub trait Receiving: Sized {
     /// What a receive yields.
     type Output;
@@ -541,7 +210,7 @@ pub trait Receiving: Sized {
 
     /// Blocks until the message arrives or the sender is dropped.
     fn receive(self, at: &StateName) -> Result<Self::Output, RecvError> {
-        match self.word().wait(None) {
+        match self.word().wait(EMPTY, None) {
             Some(settled) => self.take(settled).ok_or_else(|| at.closed()),
             None => unreachable!("a wait without a deadline ends only when the word settles"),
         }
@@ -549,18 +218,12 @@ pub trait Receiving: Sized {
 
     /// Takes the message if it is already here; otherwise hands the end back.
     fn try_receive(self, at: &StateName) -> Result<Self::Output, TryRecvError<Self>> {
-        match self.word().settled() {
+        match self.word().settled(EMPTY) {
             Some(settled) => self
                 .take(settled)
                 .ok_or_else(|| TryRecvError::Disconnected(at.closed())),
             None => Err(TryRecvError::Empty(self)),
         }
-    }
-
-    /// A future that receives the message on any executor; dropping it drops the end (see
-    /// [`RecvFuture`]).
-    fn receive_async(self, at: &StateName) -> RecvFuture<Self> {
-        RecvFuture::new(self, *at)
     }
 
     /// Blocks for at most `timeout`; hands the end back if nothing arrived in time.
@@ -582,7 +245,7 @@ pub trait Receiving: Sized {
         deadline: Instant,
         at: &StateName,
     ) -> Result<Self::Output, RecvTimeoutError<Self>> {
-        match self.word().wait(Some(deadline)) {
+        match self.word().wait(EMPTY, Some(deadline)) {
             Some(settled) => self
                 .take(settled)
                 .ok_or_else(|| RecvTimeoutError::Disconnected(at.closed())),
@@ -708,12 +371,6 @@ impl<T> RecvPacket<T> {
         at: &StateName,
     ) -> Result<T, RecvTimeoutError<Self>> {
         self.receive_until(deadline, at)
-    }
-
-    /// A future that receives the message on any executor. Dropping it before it resolves
-    /// drops this endpoint, so the sender sees the pipe closed.
-    pub fn recv_async(self, at: &StateName) -> RecvFuture<Self> {
-        self.receive_async(at)
     }
 }
 

@@ -58,296 +58,14 @@ use std::time::{Duration, Instant};
 
 use crate::endpoint::Recv;
 use crate::error::{RecvError, RecvTimeoutError, TryRecvError};
-use crate::packet::{FULL, StateWord, TERMINATED, closed_word};
-use crate::select::{Selectable, SetTarget, Target};
+use crate::ready_list::Armed;
+use crate::select::Selectable;
 use crate::spin::spin_until;
 use crate::stream::{Chan, Port, stream};
-use crate::sync::{Arc, AtomicUsize, Mutex, Ordering, park_until, thread};
-use crate::waiter::Waiter;
-
-/// The ready list's word when nothing is queued and no one is registered to be woken.
-const IDLE: usize = 0;
-/// Nothing is queued and waiters may be registered (see [`ReadyList`]): the push that ends this
-/// wakes every one of them.
-const SLEEPING: usize = 1;
-/// The set is gone: a push drops its waiter instead of queuing it.
-const CLOSED: usize = 2;
-
-/// The ports of a set that senders found watched and woke, shared by the set and the waiters it
-/// leaves in its ports' packets; and the *sleepers*, everyone waiting for the next such port.
-/// Written by senders, emptied by the set's thread.
-///
-/// The queue is one word: [`IDLE`], [`SLEEPING`], [`CLOSED`], or else a pointer to the waiter
-/// queued last, whose `next` leads to the one queued before (a push-only stack; `Arc` pointers
-/// are aligned, so never 0, 1 or 2). A sender pushes the waiter it swapped out of a packet with
-/// the reference the swap gave it: one compare-exchange, no lock and no reference count moved.
-/// The set takes the whole stack with one swap and reverses it, so ports are served in the
-/// order they were woken. Push-only with take-all is free of ABA: a push only needs its `next`
-/// to be the head it replaces.
-///
-/// # Sleepers
-///
-/// Several may wait on one set at once: pending [`PortSet::recv_async`] futures (several tasks
-/// sharing the set, or one task joining two futures), a pending async select, and a thread in
-/// `recv` or a select, all on the set's thread. Each registers an entry of its own in
-/// `sleepers`: its own waiter, whose address identifies the entry (the entry holds a
-/// reference, so no other waiter can take that address while it is there; a thread's waiter is
-/// shared by that thread's blocking waits, which never overlap). Nothing is merged: two futures
-/// polled with the same waker are two entries, and each takes back only its own.
-///
-/// - Registering ([`ReadyList::arm`]), under the mutex: turn an `IDLE` word `SLEEPING` (or find
-///   it `SLEEPING` already), then add the entry. A stack in the word means ports are queued:
-///   nothing is added, drain them instead.
-/// - A push that replaces `SLEEPING` takes every entry out under the mutex and, after unlocking,
-///   wakes each one (threads unparked, wakers woken) and drops it. The exchange comes first and
-///   the lock after, so a sender never locks unless it ends a sleep.
-/// - Leaving ([`ReadyList::disarm`]: a future that resolves or is dropped, a select that
-///   returns, a timed-out thread), under the mutex: remove the own entry if a push has not
-///   taken it; if no entry is left, turn `SLEEPING` back to `IDLE`, so senders stop locking. The
-///   word goes back to `IDLE` only when no registrant remains.
-/// - Anyone woken checks under the mutex whether its entry is still there, and registers again
-///   if the set still sleeps and a push took it (see below).
-///
-/// Why no wake is lost: a registrant that read `SLEEPING` under the mutex is found by the push
-/// that ends that sleep. Mutex sections are totally ordered; if the sender's section came
-/// first, its exchange (sequenced before its lock) happens before the registrant's read (after
-/// its lock), and by coherence that read returns the sender's stack or a later value: a later
-/// stack, `IDLE` after the set drained, or the `SLEEPING` of a *new* sleep, never the one the
-/// sender ended. So the registrant's section comes first, and the sender's lock, which
-/// synchronizes with the registrant's unlock, finds its entry. That is all the argument needs
-/// from the mutex; the orderings on the word are for the stack (a push's Release publishes its
-/// `next` to the drain's Acquire). A sender that ended a sleep can be slow to take the lock:
-/// meanwhile the set may drain and sleep again, and that sender then takes and wakes the new
-/// sleep's entries too. Those registrants wake spuriously, find the word still `SLEEPING` and
-/// their entries gone, and register again; until then they are covered by that very wake.
-///
-/// A future forgotten while pending (`mem::forget`) leaves its entry behind: the next push
-/// that ends a sleep wakes it spuriously and drops it (so does the set's drop), and until then
-/// the word stays `SLEEPING`, which only makes those pushes lock. Entries never pile up from
-/// futures that are dropped: each takes its own back.
-#[derive(Debug)]
-pub(crate) struct ReadyList {
-    head: AtomicUsize,
-    /// Everyone to wake when a push ends the sleep: task and thread waiters, one entry each
-    /// (see above). Locked to register and to leave, and by the one sender that ends a sleep.
-    sleepers: Mutex<Vec<Arc<Waiter>>>,
-}
-
-impl ReadyList {
-    fn new() -> Self {
-        ReadyList {
-            head: AtomicUsize::new(IDLE),
-            sleepers: Mutex::new(Vec::new()),
-        }
-    }
-
-    /// Queues a woken port's waiter, with the reference its sender swapped out of a packet (or
-    /// a new port's, from [`PortSet::add`]), and wakes every sleeper if the set sleeps. Each
-    /// watch queues its port at most once.
-    pub(crate) fn push(waiter: Arc<Waiter>) {
-        let node = Arc::into_raw(waiter);
-        // SAFETY: we own the reference `node` stands for until the exchange below publishes it,
-        // so the waiter and the list it names are alive while we use them here.
-        let Waiter::Ready { list, next, .. } = (unsafe { &*node }) else {
-            unreachable!("only a port set's waiters are queued");
-        };
-        let mut head = list.head.load(Ordering::Relaxed);
-        // Held only while the set sleeps: once the exchange lands, the set may wake, drain the
-        // list and drop itself and our waiter, and we still have to wake its sleepers.
-        let mut keep: Option<Arc<ReadyList>> = None;
-        loop {
-            if head == CLOSED {
-                // SAFETY: not published; the reference is still ours, and the set is gone.
-                drop(unsafe { Arc::from_raw(node) });
-                return;
-            }
-            if head == SLEEPING && keep.is_none() {
-                keep = Some(Arc::clone(list));
-            }
-            next.store(
-                if head == SLEEPING { IDLE } else { head },
-                Ordering::Relaxed,
-            );
-            // Release publishes `next` (and the waiter) to the set's Acquire swap.
-            match list.head.compare_exchange_weak(
-                head,
-                node as usize,
-                Ordering::AcqRel,
-                Ordering::Relaxed,
-            ) {
-                Ok(_) => break,
-                Err(found) => head = found,
-            }
-        }
-        if head == SLEEPING {
-            let list = keep.expect("cloned when the set was seen sleeping");
-            // Taken under the lock, woken and dropped after it: a waker may run any code,
-            // including a drop of a future that leaves this very list.
-            let sleepers = std::mem::take(&mut *list.sleepers.lock());
-            for sleeper in sleepers {
-                Waiter::wake(sleeper);
-            }
-        }
-    }
-
-    /// Registers `waiter` (a thread, or a task) to be woken by the next push, and marks the set
-    /// sleeping. Fails when ports are already queued (drain them first), or when `waiter` is
-    /// registered already (the same set selected twice, or a wait that registered before); it
-    /// is woken then as it is.
-    pub(crate) fn arm(&self, waiter: &Arc<Waiter>) -> Result<(), Armed> {
-        debug_assert!(
-            !matches!(**waiter, Waiter::Ready { .. }),
-            "a port set's waiter does not wait on a set"
-        );
-        let mut sleepers = self.sleepers.lock();
-        // Under the lock, so the sender that ends this sleep finds the entry (type docs).
-        // Acquire on failure: a stack is there, to drain.
-        match self
-            .head
-            .compare_exchange(IDLE, SLEEPING, Ordering::AcqRel, Ordering::Acquire)
-        {
-            Ok(_) | Err(SLEEPING) => {}
-            Err(_) => return Err(Armed::Pending),
-        }
-        if sleepers.iter().any(|sleeper| Arc::ptr_eq(sleeper, waiter)) {
-            // Registered in this sleep, or in one whose sender has yet to take the entry: a
-            // wake is coming either way.
-            return Err(Armed::Already);
-        }
-        sleepers.push(Arc::clone(waiter));
-        Ok(())
-    }
-
-    /// Whether a push may have come since `waiter` was armed: the set no longer sleeps, or a
-    /// push took `waiter`'s entry (and wakes it). `false` means it is still registered, and
-    /// the push that ends the sleep wakes it.
-    pub(crate) fn pushed(&self, waiter: &Arc<Waiter>) -> bool {
-        if self.head.load(Ordering::Acquire) != SLEEPING {
-            return true;
-        }
-        let sleepers = self.sleepers.lock();
-        !sleepers.iter().any(|sleeper| Arc::ptr_eq(sleeper, waiter))
-    }
-
-    /// Takes `waiter`'s entry back after a wait, and ends the sleep if no one else is
-    /// registered. Returns whether it was still armed (registered, and the set asleep); if
-    /// not, a push came, and ports may be queued.
-    pub(crate) fn disarm(&self, waiter: &Arc<Waiter>) -> bool {
-        let mut sleepers = self.sleepers.lock();
-        let mine = sleepers
-            .iter()
-            .position(|sleeper| Arc::ptr_eq(sleeper, waiter))
-            .map(|at| sleepers.swap_remove(at));
-        let asleep = if sleepers.is_empty() {
-            // The last registrant leaves: pushes need not lock any more. A failed exchange
-            // means a push came (or the set drained after one).
-            self.head
-                .compare_exchange(SLEEPING, IDLE, Ordering::AcqRel, Ordering::Acquire)
-                .is_ok()
-        } else {
-            self.head.load(Ordering::Acquire) == SLEEPING
-        };
-        drop(sleepers);
-        mine.is_some() && asleep
-    }
-
-    /// Whether a port is queued (a read only; the set's thread alone takes them).
-    fn is_pending(&self) -> bool {
-        self.head.load(Ordering::Relaxed) > CLOSED
-    }
-
-    /// Moves every queued port to the back of `local`, oldest first, taking back the waiters'
-    /// references. `spare` is an empty vector, kept to reuse its allocation.
-    fn drain(&self, local: &mut VecDeque<usize>, spare: &mut Vec<usize>) {
-        if !self.is_pending() {
-            return;
-        }
-        // Only senders change the word while it holds a stack, and only by pushing, so it still
-        // holds one. Acquire pairs with the pushes' Release: every `next` is visible.
-        let mut node = self.head.swap(IDLE, Ordering::Acquire);
-        while node != IDLE {
-            // SAFETY: taken off the stack by our swap: the reference its sender pushed is ours.
-            let waiter = unsafe { Arc::from_raw(node as *const Waiter) };
-            let Waiter::Ready { port, next, .. } = &*waiter else {
-                unreachable!("only a port set's waiters are queued");
-            };
-            spare.push(*port);
-            node = next.load(Ordering::Relaxed);
-        }
-        local.extend(spare.drain(..).rev());
-    }
-
-    /// Parks the set's thread until a port is queued or `deadline` passes (then returns
-    /// `false`). Returns at once if a port is already queued. Registers the thread beside any
-    /// other sleeper (a pending task's, say) and takes only its own entry back.
-    fn sleep(&self, deadline: Option<Instant>) -> bool {
-        // The set may have moved to another thread since it last slept: this thread's waiter.
-        let me = Waiter::current();
-        if let Err(Armed::Pending) = self.arm(&me) {
-            return true;
-        }
-        loop {
-            match deadline {
-                None => thread::park(),
-                Some(deadline) => {
-                    if !park_until(deadline) {
-                        // If a push got in first, there is something to drain.
-                        return !self.disarm(&me);
-                    }
-                }
-            }
-            if !self.still_asleep(&me) {
-                return true;
-            }
-        }
-    }
-
-    /// After a sleeping thread's wake-up, under one lock: whether the set still sleeps (an
-    /// unpark that was spurious, or came from the sender of an earlier sleep, which took the
-    /// entry: it is put back). If not, a push came, and the thread's entry is taken back if
-    /// that push has yet to take it.
-    fn still_asleep(&self, me: &Arc<Waiter>) -> bool {
-        let mut sleepers = self.sleepers.lock();
-        let mine = sleepers.iter().position(|sleeper| Arc::ptr_eq(sleeper, me));
-        // Read under the lock, as `arm` reads it: a put-back entry is found by the push that
-        // ends this sleep (type docs).
-        if self.head.load(Ordering::Acquire) == SLEEPING {
-            if mine.is_none() {
-                sleepers.push(Arc::clone(me));
-            }
-            return true;
-        }
-        let mine = mine.map(|at| sleepers.swap_remove(at));
-        drop(sleepers);
-        drop(mine);
-        false
-    }
-
-    /// Marks the set gone and takes back the references of waiters still queued. Pushes after
-    /// this drop their own. Drops the entries that futures forgotten while pending left.
-    fn close(&self) {
-        let mut node = self.head.swap(CLOSED, Ordering::Acquire);
-        while node > CLOSED {
-            // SAFETY: taken off the stack by our swap, as in `drain`.
-            let waiter = unsafe { Arc::from_raw(node as *const Waiter) };
-            let Waiter::Ready { next, .. } = &*waiter else {
-                unreachable!("only a port set's waiters are queued");
-            };
-            node = next.load(Ordering::Relaxed);
-        }
-        // Outside the lock: dropping a waker may run any code.
-        let forgotten = std::mem::take(&mut *self.sleepers.lock());
-        drop(forgotten);
-    }
-}
-
-/// Why [`ReadyList::arm`] did not arm.
-pub(crate) enum Armed {
-    /// This waiter is registered already (the same set selected twice).
-    Already,
-    /// Ports are queued.
-    Pending,
-}
+use crate::sync::{Arc, AtomicUsize};
+use crate::target::{SetTarget, Target};
+use crate::wait::{EMPTY, FULL, StateWord, TERMINATED, closed_word};
+use crate::waiter::{IDLE, ReadyList, Waiter};
 
 /// One port of a set, with the waiter it leaves in its packets.
 struct Member<T> {
@@ -362,7 +80,7 @@ impl<T> Member<T> {
     /// Watches the port's next packet. Returns `false` (and watches nothing) when that packet is
     /// already ready, so the caller lists the port instead.
     fn watch(&mut self) -> bool {
-        match self.port.state_word().register(&self.waiter) {
+        match self.port.state_word().register(EMPTY, &self.waiter) {
             Ok(()) => {
                 self.watched = true;
                 true
@@ -748,7 +466,7 @@ impl<T> Drop for PortSet<T> {
         for member in self.local.get_mut().members.iter_mut().flatten() {
             if member.watched {
                 // An `Err` means a sender owns the waiter now, as above.
-                let _ = member.port.state_word().unregister(&member.waiter);
+                let _ = member.port.state_word().unregister(EMPTY, &member.waiter);
                 member.watched = false;
             }
         }
@@ -801,6 +519,8 @@ impl<T> fmt::Debug for PortSetIter<'_, T> {
 #[cfg(all(test, not(loom)))]
 mod tests {
     use super::*;
+    use crate::sync::Ordering;
+    use crate::waiter::SLEEPING;
     use std::mem::ManuallyDrop;
     use std::task::Waker;
 

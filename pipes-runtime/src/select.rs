@@ -39,14 +39,14 @@
 use std::fmt;
 use std::future::Future;
 use std::pin::Pin;
-use std::task::{Context, Poll, Waker};
+use std::task::{Context, Poll};
 use std::time::{Duration, Instant};
 
 use crate::endpoint::Recv;
 use crate::error::{RecvError, TryRecvError};
-use crate::packet::{Found, StateWord, is_settled};
 use crate::spin::spin_until;
 use crate::sync::{Arc, park_until, thread};
+use crate::target::{Registration, Target};
 use crate::waiter::Waiter;
 
 /// One of two outcomes: what [`select2`] returns.
@@ -76,149 +76,6 @@ impl<R: Recv> Selectable for R {
 impl<T> Selectable for crate::Port<T> {
     fn __select_target(&self) -> Target<'_> {
         Target::word(self.state_word())
-    }
-}
-
-/// What select waits on for one endpoint: the state word of its next packet, or a port set.
-/// Opaque: not a public API.
-#[doc(hidden)]
-#[derive(Clone, Copy)]
-pub struct Target<'a>(Kind<'a>);
-
-#[derive(Clone, Copy)]
-enum Kind<'a> {
-    Word(&'a StateWord),
-    Set(&'a dyn SetTarget),
-}
-
-/// A port set, as select sees it.
-pub(crate) trait SetTarget {
-    /// Whether a receive would return at once (a message, or no port left). Watches the ports
-    /// it finds empty, as a receive would, so the set's ready list hears of every sender.
-    fn settle(&self) -> bool;
-    /// The list senders push woken ports onto, which select arms to be woken too.
-    fn ready_list(&self) -> &crate::port_set::ReadyList;
-}
-
-/// How a registration went.
-enum Registration {
-    Stored,
-    /// This target is already registered (the same endpoint passed twice).
-    Duplicate,
-    Ready,
-}
-
-impl<'a> Target<'a> {
-    /// Waits on a state word.
-    pub fn word(word: &'a StateWord) -> Self {
-        Target(Kind::Word(word))
-    }
-
-    pub(crate) fn set(set: &'a dyn SetTarget) -> Self {
-        Target(Kind::Set(set))
-    }
-
-    fn is_ready(self) -> bool {
-        match self.0 {
-            Kind::Word(word) => word.is_ready(),
-            Kind::Set(set) => set.settle(),
-        }
-    }
-
-    /// Leaves `waiter` where a sender will find it, unless the target is ready already.
-    fn register(self, waiter: &Arc<Waiter>) -> Registration {
-        match self.0 {
-            Kind::Word(word) => match word.register(waiter) {
-                Ok(()) => Registration::Stored,
-                Err(Found::Duplicate) => Registration::Duplicate,
-                Err(Found::Settled(_)) => Registration::Ready,
-            },
-            Kind::Set(set) => loop {
-                match set.ready_list().arm(waiter) {
-                    Ok(()) => break Registration::Stored,
-                    Err(crate::port_set::Armed::Already) => break Registration::Duplicate,
-                    // Ports were queued: ready if one holds a message; if not (hang-ups only),
-                    // the queue is drained now and arming can be tried again.
-                    Err(crate::port_set::Armed::Pending) => {
-                        if set.settle() {
-                            break Registration::Ready;
-                        }
-                    }
-                }
-            },
-        }
-    }
-
-    /// After a wake-up: whether this registered target is ready. A registration that is gone
-    /// without the target being ready (a port set woken only by hang-ups) is made again.
-    fn woken(self, waiter: &Arc<Waiter>) -> bool {
-        match self.0 {
-            Kind::Word(word) => {
-                let found = word.load();
-                is_settled(found)
-                    || (found != Arc::as_ptr(waiter) as usize
-                        && matches!(self.register(waiter), Registration::Ready))
-            }
-            Kind::Set(set) => {
-                set.ready_list().pushed(waiter)
-                    && matches!(self.register(waiter), Registration::Ready)
-            }
-        }
-    }
-
-    /// Takes `waiter` back. Returns whether the target turned out ready meanwhile.
-    fn unregister(self, waiter: &Arc<Waiter>) -> bool {
-        match self.0 {
-            // Swapped out by a sender (so ready), or not ours any more: a duplicate already
-            // taken back.
-            Kind::Word(word) => word.unregister(waiter).is_err_and(is_settled),
-            Kind::Set(set) => !set.ready_list().disarm(waiter) && set.settle(),
-        }
-    }
-
-    /// An async select's registration in this target for the task of `waker`: `true` if the
-    /// target is ready. `watch` is the select's waiter here, kept between polls.
-    fn watch(self, watch: &mut Option<Arc<Waiter>>, waker: &Waker) -> bool {
-        match self.0 {
-            Kind::Word(word) => word.watch(waker, watch).is_ready(),
-            Kind::Set(_) => {
-                if let Some(waiter) = watch.as_ref()
-                    && waiter.is_task_of(waker)
-                {
-                    return self.woken(waiter);
-                }
-                // First poll, or the task moved: arm the set for this task.
-                if let Some(waiter) = watch.take()
-                    && self.unregister(&waiter)
-                {
-                    return true;
-                }
-                let waiter = Waiter::task(waker);
-                match self.register(&waiter) {
-                    Registration::Ready => true,
-                    Registration::Stored => {
-                        *watch = Some(waiter);
-                        false
-                    }
-                    // The set is armed for another target of this select already.
-                    Registration::Duplicate => false,
-                }
-            }
-        }
-    }
-
-    /// Ends a [`Target::watch`].
-    fn unwatch(self, watch: &mut Option<Arc<Waiter>>) {
-        match self.0 {
-            Kind::Word(word) => {
-                word.unwatch(watch);
-            }
-            Kind::Set(_) => {
-                if let Some(waiter) = watch.take() {
-                    self.unregister(&waiter);
-                }
-            }
-        }
     }
 }
 

@@ -23,7 +23,7 @@ use std::time::{Duration, Instant};
 use crate::endpoint::Recv;
 use crate::error::{RecvError, RecvTimeoutError, SendError, TryRecvError};
 use crate::future::Registration;
-use crate::packet::{FULL, StateWord, closed_word};
+use crate::wait::{EMPTY, FULL, StateWord, closed_word};
 
 crate::proto! {
     #[allow(dead_code)]
@@ -181,7 +181,7 @@ impl<T> Future for PortRecv<'_, T> {
         let Some(open) = &this.open else {
             return Poll::Ready(Err(closed()));
         };
-        ready!(this.registration.poll(open.__state_word(), cx));
+        ready!(this.registration.poll(open.__state_word(), EMPTY, cx));
         let open = this.open.take().expect("the endpoint is still ours");
         // The packet is settled (the sender made its final transition), so this cannot find
         // it empty.
@@ -201,7 +201,7 @@ impl<T> Drop for PortRecv<'_, T> {
         if let Some(open) = self.open.take() {
             // Take the waker back (or find the sender took it: then the message is there for
             // the port's next receive) and hand the endpoint back to the port.
-            self.registration.cancel(open.__state_word());
+            self.registration.cancel(open.__state_word(), EMPTY);
             self.port.next.set(Some(open));
         }
     }

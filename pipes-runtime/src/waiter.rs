@@ -23,8 +23,7 @@
 
 use std::task::Waker;
 
-use crate::port_set::ReadyList;
-use crate::sync::{Arc, AtomicUsize, Ordering, thread};
+use crate::sync::{Arc, AtomicUsize, Mutex, Ordering, thread};
 
 /// `below` when a task waiter carries no other waiter.
 const NONE: usize = 0;
@@ -220,3 +219,131 @@ const _: () = assert!(
     std::mem::align_of::<Waiter>() >= 4,
     "state words 1 and 2 must stay free"
 );
+
+/// The ready list's word when nothing is queued and no one is registered to be woken.
+pub(crate) const IDLE: usize = 0;
+/// Nothing is queued and waiters may be registered (see [`ReadyList`]): the push that ends this
+/// wakes every one of them.
+pub(crate) const SLEEPING: usize = 1;
+/// The set is gone: a push drops its waiter instead of queuing it.
+pub(crate) const CLOSED: usize = 2;
+
+/// The ports of a set that senders found watched and woke, shared by the set and the waiters it
+/// leaves in its ports' packets; and the *sleepers*, everyone waiting for the next such port.
+/// Written by senders, emptied by the set's thread.
+///
+/// The queue is one word: [`IDLE`], [`SLEEPING`], [`CLOSED`], or else a pointer to the waiter
+/// queued last, whose `next` leads to the one queued before (a push-only stack; `Arc` pointers
+/// are aligned, so never 0, 1 or 2). A sender pushes the waiter it swapped out of a packet with
+/// the reference the swap gave it: one compare-exchange, no lock and no reference count moved.
+/// The set takes the whole stack with one swap and reverses it, so ports are served in the
+/// order they were woken. Push-only with take-all is free of ABA: a push only needs its `next`
+/// to be the head it replaces.
+///
+/// # Sleepers
+///
+/// Several may wait on one set at once: pending
+/// [`PortSet::recv_async`](crate::PortSet::recv_async) futures (several tasks sharing the set,
+/// or one task joining two futures), a pending async select, and a thread in
+/// `recv` or a select, all on the set's thread. Each registers an entry of its own in
+/// `sleepers`: its own waiter, whose address identifies the entry (the entry holds a
+/// reference, so no other waiter can take that address while it is there; a thread's waiter is
+/// shared by that thread's blocking waits, which never overlap). Nothing is merged: two futures
+/// polled with the same waker are two entries, and each takes back only its own.
+///
+/// - Registering ([`ReadyList::arm`]), under the mutex: turn an `IDLE` word `SLEEPING` (or find
+///   it `SLEEPING` already), then add the entry. A stack in the word means ports are queued:
+///   nothing is added, drain them instead.
+/// - A push that replaces `SLEEPING` takes every entry out under the mutex and, after unlocking,
+///   wakes each one (threads unparked, wakers woken) and drops it. The exchange comes first and
+///   the lock after, so a sender never locks unless it ends a sleep.
+/// - Leaving ([`ReadyList::disarm`]: a future that resolves or is dropped, a select that
+///   returns, a timed-out thread), under the mutex: remove the own entry if a push has not
+///   taken it; if no entry is left, turn `SLEEPING` back to `IDLE`, so senders stop locking. The
+///   word goes back to `IDLE` only when no registrant remains.
+/// - Anyone woken checks under the mutex whether its entry is still there, and registers again
+///   if the set still sleeps and a push took it (see below).
+///
+/// Why no wake is lost: a registrant that read `SLEEPING` under the mutex is found by the push
+/// that ends that sleep. Mutex sections are totally ordered; if the sender's section came
+/// first, its exchange (sequenced before its lock) happens before the registrant's read (after
+/// its lock), and by coherence that read returns the sender's stack or a later value: a later
+/// stack, `IDLE` after the set drained, or the `SLEEPING` of a *new* sleep, never the one the
+/// sender ended. So the registrant's section comes first, and the sender's lock, which
+/// synchronizes with the registrant's unlock, finds its entry. That is all the argument needs
+/// from the mutex; the orderings on the word are for the stack (a push's Release publishes its
+/// `next` to the drain's Acquire). A sender that ended a sleep can be slow to take the lock:
+/// meanwhile the set may drain and sleep again, and that sender then takes and wakes the new
+/// sleep's entries too. Those registrants wake spuriously, find the word still `SLEEPING` and
+/// their entries gone, and register again; until then they are covered by that very wake.
+///
+/// A future forgotten while pending (`mem::forget`) leaves its entry behind: the next push
+/// that ends a sleep wakes it spuriously and drops it (so does the set's drop), and until then
+/// the word stays `SLEEPING`, which only makes those pushes lock. Entries never pile up from
+/// futures that are dropped: each takes its own back.
+#[derive(Debug)]
+pub(crate) struct ReadyList {
+    pub(crate) head: AtomicUsize,
+    /// Everyone to wake when a push ends the sleep: task and thread waiters, one entry each
+    /// (see above). Locked to register and to leave, and by the one sender that ends a sleep.
+    pub(crate) sleepers: Mutex<Vec<Arc<Waiter>>>,
+}
+
+/// The waking side of a ready list: senders push. The set's side is in `ready_list.rs`.
+impl ReadyList {
+    pub(crate) fn new() -> Self {
+        ReadyList {
+            head: AtomicUsize::new(IDLE),
+            sleepers: Mutex::new(Vec::new()),
+        }
+    }
+
+    /// Queues a woken port's waiter, with the reference its sender swapped out of a packet (or
+    /// a new port's, from [`PortSet::add`](crate::PortSet::add)), and wakes every sleeper if
+    /// the set sleeps. Each watch queues its port at most once.
+    pub(crate) fn push(waiter: Arc<Waiter>) {
+        let node = Arc::into_raw(waiter);
+        // SAFETY: we own the reference `node` stands for until the exchange below publishes it,
+        // so the waiter and the list it names are alive while we use them here.
+        let Waiter::Ready { list, next, .. } = (unsafe { &*node }) else {
+            unreachable!("only a port set's waiters are queued");
+        };
+        let mut head = list.head.load(Ordering::Relaxed);
+        // Held only while the set sleeps: once the exchange lands, the set may wake, drain the
+        // list and drop itself and our waiter, and we still have to wake its sleepers.
+        let mut keep: Option<Arc<ReadyList>> = None;
+        loop {
+            if head == CLOSED {
+                // SAFETY: not published; the reference is still ours, and the set is gone.
+                drop(unsafe { Arc::from_raw(node) });
+                return;
+            }
+            if head == SLEEPING && keep.is_none() {
+                keep = Some(Arc::clone(list));
+            }
+            next.store(
+                if head == SLEEPING { IDLE } else { head },
+                Ordering::Relaxed,
+            );
+            // Release publishes `next` (and the waiter) to the set's Acquire swap.
+            match list.head.compare_exchange_weak(
+                head,
+                node as usize,
+                Ordering::AcqRel,
+                Ordering::Relaxed,
+            ) {
+                Ok(_) => break,
+                Err(found) => head = found,
+            }
+        }
+        if head == SLEEPING {
+            let list = keep.expect("cloned when the set was seen sleeping");
+            // Taken under the lock, woken and dropped after it: a waker may run any code,
+            // including a drop of a future that leaves this very list.
+            let sleepers = std::mem::take(&mut *list.sleepers.lock());
+            for sleeper in sleepers {
+                Waiter::wake(sleeper);
+            }
+        }
+    }
+}
