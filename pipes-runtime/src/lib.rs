@@ -85,6 +85,7 @@ mod drop_queue;
 mod endpoint;
 mod error;
 mod future;
+mod lane;
 mod oneshot;
 mod packet;
 mod port_set;

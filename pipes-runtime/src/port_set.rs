@@ -58,13 +58,19 @@ use std::time::{Duration, Instant};
 
 use crate::endpoint::Recv;
 use crate::error::{RecvError, RecvTimeoutError, TryRecvError};
+use crate::lane::Take;
 use crate::ready_list::Armed;
 use crate::select::Selectable;
 use crate::spin::spin_until;
 use crate::stream::{Chan, Port, stream};
 use crate::sync::{Arc, AtomicUsize};
 use crate::target::{SetTarget, Target};
-use crate::wait::{EMPTY, FULL, StateWord, TERMINATED, closed_word};
+use crate::wait::{StateWord, closed_word};
+
+/// Messages a port gives in one turn before it goes to the back of the ready list: enough that
+/// a busy port is served from its lane's batch without a look at shared words, few enough that
+/// the others wait at most one round of such turns.
+const BATCH: usize = 32;
 use crate::waiter::{IDLE, ReadyList, Waiter};
 
 /// One port of a set, with the waiter it leaves in its packets.
@@ -80,15 +86,9 @@ impl<T> Member<T> {
     /// Watches the port's next packet. Returns `false` (and watches nothing) when that packet is
     /// already ready, so the caller lists the port instead.
     fn watch(&mut self) -> bool {
-        match self.port.state_word().register(EMPTY, &self.waiter) {
-            Ok(()) => {
-                self.watched = true;
-                true
-            }
-            // A settled packet (a waiter left by a select before the port joined the set was
-            // displaced and woken by `register`).
-            Err(_) => false,
-        }
+        // A waiter left by a select before the port joined the set is displaced and woken.
+        self.watched = self.port.watch(&self.waiter);
+        self.watched
     }
 }
 
@@ -100,6 +100,9 @@ struct Local<T> {
     free: Vec<usize>,
     /// Ports still in the set.
     live: usize,
+    /// The port being served, and how many messages it has given in this turn. Not on the
+    /// ready list and not watched.
+    current: Option<(usize, usize)>,
     /// The local ready list (see the module docs).
     ready: VecDeque<usize>,
     /// An empty vector to swap with the shared list's, kept to reuse its allocation.
@@ -134,6 +137,7 @@ impl<T> PortSet<T> {
                 members: Vec::new(),
                 free: Vec::new(),
                 live: 0,
+                current: None,
                 ready: VecDeque::new(),
                 spare: Vec::new(),
             }),
@@ -265,6 +269,36 @@ impl<T> PortSet<T> {
         let mut local = self.local.borrow_mut();
         let local = &mut *local;
         loop {
+            if let Some((index, served)) = local.current {
+                let member = local.members[index]
+                    .as_mut()
+                    .expect("the port being served is in the set");
+                match member.port.try_recv() {
+                    Ok(message) => {
+                        if served + 1 == BATCH {
+                            // Its turn is over: to the back, behind the ports woken meanwhile.
+                            local.current = None;
+                            self.list.drain(&mut local.ready, &mut local.spare);
+                            local.ready.push_back(index);
+                        } else {
+                            local.current = Some((index, served + 1));
+                        }
+                        return Poll::Message(message);
+                    }
+                    Err(TryRecvError::Empty(())) => {
+                        local.current = None;
+                        if !member.watch() {
+                            local.ready.push_back(index);
+                        }
+                    }
+                    Err(TryRecvError::Disconnected(_)) => {
+                        local.current = None;
+                        local.members[index] = None;
+                        local.free.push(index);
+                        local.live -= 1;
+                    }
+                }
+            }
             // Woken ports join the back first, so ports that stay ready cannot starve them.
             self.list.drain(&mut local.ready, &mut local.spare);
             let Some(index) = local.ready.pop_front() else {
@@ -274,29 +308,12 @@ impl<T> PortSet<T> {
                     Poll::Empty
                 };
             };
-            let member = local.members[index]
-                .as_mut()
-                .expect("a port on the ready list is in the set");
             // On the list, so not watched: a sender swapped the waiter out, or none was left.
-            member.watched = false;
-            match member.port.try_recv() {
-                Ok(message) => {
-                    if !member.watch() {
-                        local.ready.push_back(index);
-                    }
-                    return Poll::Message(message);
-                }
-                Err(TryRecvError::Empty(())) => {
-                    if !member.watch() {
-                        local.ready.push_back(index);
-                    }
-                }
-                Err(TryRecvError::Disconnected(_)) => {
-                    local.members[index] = None;
-                    local.free.push(index);
-                    local.live -= 1;
-                }
-            }
+            local.members[index]
+                .as_mut()
+                .expect("a port on the ready list is in the set")
+                .watched = false;
+            local.current = Some((index, 0));
         }
     }
 
@@ -387,21 +404,25 @@ impl<T> SetTarget for PortSet<T> {
     fn settle(&self) -> bool {
         let mut local = self.local.borrow_mut();
         let local = &mut *local;
+        // The port being served is looked at first, as a receive would.
+        if let Some((index, _)) = local.current.take() {
+            local.ready.push_front(index);
+        }
         self.list.drain(&mut local.ready, &mut local.spare);
         while let Some(&index) = local.ready.front() {
             let member = local.members[index]
                 .as_mut()
                 .expect("a port on the ready list is in the set");
             member.watched = false;
-            match member.port.state_word().load() {
-                FULL => return true,
-                TERMINATED => {
+            match member.port.look() {
+                Take::Message(()) => return true,
+                Take::Closed => {
                     local.ready.pop_front();
                     local.members[index] = None;
                     local.free.push(index);
                     local.live -= 1;
                 }
-                _ => {
+                Take::Empty => {
                     local.ready.pop_front();
                     if !member.watch() {
                         // Filled or hung up just now: look again.
@@ -465,8 +486,8 @@ impl<T> Drop for PortSet<T> {
     fn drop(&mut self) {
         for member in self.local.get_mut().members.iter_mut().flatten() {
             if member.watched {
-                // An `Err` means a sender owns the waiter now, as above.
-                let _ = member.port.state_word().unregister(EMPTY, &member.waiter);
+                // If a sender took the waiter it owns it now, as above.
+                member.port.unwatch(&member.waiter);
                 member.watched = false;
             }
         }

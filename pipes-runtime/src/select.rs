@@ -75,7 +75,7 @@ impl<R: Recv> Selectable for R {
 
 impl<T> Selectable for crate::Port<T> {
     fn __select_target(&self) -> Target<'_> {
-        Target::word(self.state_word())
+        self.target()
     }
 }
 

@@ -1,7 +1,6 @@
-//! Streams: an unbounded pipe of many messages in order, declared with `proto!` as the 2012
-//! library's `streamp`. Each message travels in a fresh packet together with the receiving
-//! end of the next one; `Port` and `Chan` keep the current endpoint in a cell so they can be
-//! used through `&self`.
+//! Streams: an unbounded pipe of many messages in order, the 2012 library's `streamp`. A
+//! stream is one lane (`lane.rs`): a send is a slot write and one swap, a receive of a message
+//! already published touches no shared word, and a stream whose port keeps up allocates nothing.
 //!
 //! ```
 //! let (port, chan) = pipes_runtime::stream::<u32>();
@@ -13,84 +12,66 @@
 //! assert_eq!(port.collect::<Vec<_>>(), [0, 1, 2]);
 //! ```
 
-use std::cell::Cell;
 use std::fmt;
 use std::future::Future;
 use std::pin::Pin;
-use std::task::{Context, Poll, ready};
+use std::task::{Context, Poll};
 use std::time::{Duration, Instant};
 
 use crate::endpoint::Recv;
 use crate::error::{RecvError, RecvTimeoutError, SendError, TryRecvError};
 use crate::future::Registration;
-use crate::wait::{EMPTY, FULL, StateWord, closed_word};
-
-crate::proto! {
-    #[allow(dead_code)]
-    stream {
-        Open: send<T> { Data(T) -> Open<T> }
-    }
-}
-
-use stream::Open::Data;
+use crate::lane::{LaneRx, LaneTx, Take, lane};
+use crate::sync::Arc;
+use crate::target::Target;
+use crate::wait::{StateWord, closed_word};
+use crate::waiter::Waiter;
 
 /// Makes a stream: the receiving and the sending end, in that order.
 pub fn stream<T>() -> (Port<T>, Chan<T>) {
-    let (port, chan) = stream::init();
-    (
-        Port {
-            next: Cell::new(Some(port)),
-        },
-        Chan {
-            next: Cell::new(Some(chan)),
-        },
-    )
+    let (rx, tx) = lane();
+    (Port { rx }, Chan { tx })
 }
 
 /// The sending end of a stream. Not `Sync`: share it through a `SharedChan`.
 pub struct Chan<T> {
-    /// The packet the next message goes into; `None` once the port is known to be gone.
-    next: Cell<Option<stream::client::Open<T>>>,
+    tx: LaneTx<T>,
 }
 
 impl<T> Chan<T> {
     /// Sends a message. Never blocks; hands the message back if the port is gone.
     pub fn send(&self, message: T) -> Result<(), SendError<T>> {
-        let Some(open) = self.next.take() else {
-            return Err(SendError(message));
-        };
-        // On an error the port is gone and `self.next` stays empty.
-        self.next.set(Some(open.data(message)?));
-        Ok(())
+        self.tx.send(message).map_err(SendError)
     }
 }
 
 /// The receiving end of a stream. It is an [`Iterator`] that ends when the chan is dropped and
 /// every message is taken. Dropping it with messages still queued drops them in a loop, not by
-/// recursion (each message holds the rest of the stream), as for every protocol's endpoints.
+/// recursion, also when messages hold ports of other streams.
 pub struct Port<T> {
-    /// The packet the next message arrives in; `None` once the chan is known to be gone.
-    next: Cell<Option<stream::server::Open<T>>>,
+    rx: LaneRx<T>,
 }
 
 impl<T> Port<T> {
     /// Blocks until a message arrives; fails once the chan is dropped and the stream drained.
     pub fn recv(&self) -> Result<T, RecvError> {
-        let open = self.next.take().ok_or(closed())?;
-        let Data(message, next) = open.recv()?;
-        self.next.set(Some(next));
-        Ok(message)
+        loop {
+            match self.rx.try_recv() {
+                Take::Message(message) => return Ok(message),
+                Take::Closed => return Err(closed()),
+                Take::Empty => {
+                    self.rx.word().wait(self.rx.idle(), None);
+                }
+            }
+        }
     }
 
     /// Takes a message if one is already here.
     pub fn try_recv(&self) -> Result<T, TryRecvError> {
-        let open = self.next.take().ok_or(closed())?;
-        match open.try_recv() {
-            Ok(Data(message, next)) => {
-                self.next.set(Some(next));
-                Ok(message)
-            }
-            Err(error) => Err(error.map(|open| self.next.set(Some(open)))),
+        match self.rx.try_recv() {
+            Take::Message(message) => Ok(message),
+            Take::Empty => Err(TryRecvError::Empty(())),
+            Take::Closed => Err(TryRecvError::Disconnected(closed())),
         }
     }
 
@@ -104,46 +85,58 @@ impl<T> Port<T> {
 
     /// Blocks until `deadline` at the latest waiting for a message.
     pub fn recv_deadline(&self, deadline: Instant) -> Result<T, RecvTimeoutError> {
-        let open = self.next.take().ok_or(closed())?;
-        match open.recv_timeout(deadline.saturating_duration_since(Instant::now())) {
-            Ok(Data(message, next)) => {
-                self.next.set(Some(next));
-                Ok(message)
+        let mut timed_out = false;
+        loop {
+            match self.rx.try_recv() {
+                Take::Message(message) => return Ok(message),
+                Take::Closed => return Err(RecvTimeoutError::Disconnected(closed())),
+                // One last look after the deadline, so a message that came with it is taken.
+                Take::Empty if timed_out => return Err(RecvTimeoutError::Timeout(())),
+                Take::Empty => {
+                    let word = self.rx.word();
+                    timed_out = word.wait(self.rx.idle(), Some(deadline)).is_none();
+                }
             }
-            Err(error) => Err(error.map(|open| self.next.set(Some(open)))),
         }
     }
 
     /// Whether a message is waiting, so `try_recv` would return it (the 2012 `peek`). `false`
     /// when the stream is empty, and also once the chan is gone and every message taken.
     pub fn peek(&self) -> bool {
-        self.state_word().load() == FULL
+        matches!(self.rx.look(), Take::Message(()))
     }
 
-    /// The state word of the packet the next message arrives in (a word that stays
-    /// `TERMINATED` once the chan is known to be gone): what select and port sets wait on.
-    /// The word lives in that packet, so it must not be used after this port next receives.
-    pub(crate) fn state_word(&self) -> &StateWord {
-        // SAFETY: `Port` is not `Sync` and nothing on this thread is inside another method of
-        // this port while we read (none calls out), so the cell is not written during the read;
-        // the reference to the cell's contents ends here, and the word returned lives in the
-        // packet on the heap, which stays alive until this port's next receive.
-        match unsafe { &*self.next.as_ptr() } {
-            Some(open) => open.__state_word(),
-            None => closed_word(),
-        }
+    /// What select and port sets wait on: the lane's word until it moves past this port's
+    /// position. Valid until this port next receives.
+    pub(crate) fn target(&self) -> Target<'_> {
+        Target::lane(self.rx.word(), self.rx.idle())
+    }
+
+    /// What a receive would find, without taking it.
+    pub(crate) fn look(&self) -> Take<()> {
+        self.rx.look()
+    }
+
+    /// Leaves `waiter` in the lane's word, to be woken by the next send or the chan's drop.
+    /// `false` (and nothing left) if a receive would not wait.
+    pub(crate) fn watch(&self, waiter: &Arc<Waiter>) -> bool {
+        self.rx.word().register(self.rx.idle(), waiter).is_ok()
+    }
+
+    /// Takes back a waiter [`Port::watch`] left, if no sender took it meanwhile.
+    pub(crate) fn unwatch(&self, waiter: &Arc<Waiter>) {
+        let _ = self.rx.word().unregister(self.rx.idle(), waiter);
     }
 
     /// A future of the next message, for any executor; resolves as `recv` returns.
     ///
-    /// Cancel-safe: dropping it before it resolves loses nothing. The port stays open and a
-    /// message that arrived meanwhile is the next one received. While the future is pending
-    /// it holds the port's endpoint, so a receive through the port itself in the meantime
-    /// reports the stream closed. The future borrows the port, which is not `Sync`, so it is
-    /// not `Send`: to receive on a multi-threaded executor, own the port inside the task.
+    /// Cancel-safe: dropping it before it resolves loses nothing, and the port stays open: a
+    /// message that arrived meanwhile is the next one received. Receives through the port
+    /// itself while it is pending work as ever (the future then waits for the message after).
+    /// The future borrows the port, which is not `Sync`, so it is not `Send`: to receive on a
+    /// multi-threaded executor, own the port inside the task.
     pub fn recv_async(&self) -> PortRecv<'_, T> {
         PortRecv {
-            open: self.next.take(),
             port: self,
             registration: Registration::default(),
         }
@@ -164,13 +157,10 @@ impl<T> Port<T> {
 #[must_use = "a future does nothing unless polled"]
 pub struct PortRecv<'a, T> {
     port: &'a Port<T>,
-    /// The port's endpoint, taken out while the future is pending and put back when it
-    /// resolves or is dropped; `None` from the start when the chan is known to be gone.
-    open: Option<stream::server::Open<T>>,
     registration: Registration,
 }
 
-// Nothing is pinned: the state word holds the waiter's address, not the future's.
+// Nothing is pinned: the lane's word holds the waiter's address, not the future's.
 impl<T> Unpin for PortRecv<'_, T> {}
 
 impl<T> Future for PortRecv<'_, T> {
@@ -178,40 +168,37 @@ impl<T> Future for PortRecv<'_, T> {
 
     fn poll(self: Pin<&mut Self>, cx: &mut Context<'_>) -> Poll<Self::Output> {
         let this = self.get_mut();
-        let Some(open) = &this.open else {
-            return Poll::Ready(Err(closed()));
-        };
-        ready!(this.registration.poll(open.__state_word(), EMPTY, cx));
-        let open = this.open.take().expect("the endpoint is still ours");
-        // The packet is settled (the sender made its final transition), so this cannot find
-        // it empty.
-        match open.try_recv() {
-            Ok(Data(message, next)) => {
-                this.port.next.set(Some(next));
-                Poll::Ready(Ok(message))
+        let rx = &this.port.rx;
+        loop {
+            match rx.try_recv() {
+                Take::Message(message) => return Poll::Ready(Ok(message)),
+                Take::Closed => return Poll::Ready(Err(closed())),
+                Take::Empty => {
+                    if this
+                        .registration
+                        .poll(rx.word(), rx.idle(), cx)
+                        .is_pending()
+                    {
+                        return Poll::Pending;
+                    }
+                }
             }
-            Err(TryRecvError::Disconnected(error)) => Poll::Ready(Err(error)),
-            Err(TryRecvError::Empty(_)) => unreachable!("a settled packet is not empty"),
         }
     }
 }
 
 impl<T> Drop for PortRecv<'_, T> {
     fn drop(&mut self) {
-        if let Some(open) = self.open.take() {
-            // Take the waker back (or find the sender took it: then the message is there for
-            // the port's next receive) and hand the endpoint back to the port.
-            self.registration.cancel(open.__state_word(), EMPTY);
-            self.port.next.set(Some(open));
-        }
+        // Take the waker back, or find a sender took it: the message is there for the port's
+        // next receive.
+        let rx = &self.port.rx;
+        self.registration.cancel(rx.word(), rx.idle());
     }
 }
 
 impl<T> fmt::Debug for PortRecv<'_, T> {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        f.debug_struct("PortRecv")
-            .field("resolved", &self.open.is_none())
-            .finish_non_exhaustive()
+        f.debug_struct("PortRecv").finish_non_exhaustive()
     }
 }
 
@@ -274,8 +261,13 @@ impl<T> Recv for &Port<T> {
         Port::recv_timeout(self, timeout).map_err(|error| error.map(|()| self))
     }
 
+    /// A lane has no packet word; select uses [`Recv::__select_target`] instead.
     fn __state_word(&self) -> &StateWord {
-        Port::state_word(self)
+        closed_word()
+    }
+
+    fn __select_target(&self) -> Target<'_> {
+        self.target()
     }
 }
 
@@ -285,27 +277,6 @@ impl<'a, T> IntoIterator for &'a Port<T> {
 
     fn into_iter(self) -> Iter<'a, T> {
         self.iter()
-    }
-}
-
-impl<T> Drop for Port<T> {
-    /// Receives and drops the messages already here in a loop: every protocol's endpoints drop
-    /// a backlog iteratively anyway (`drop_queue.rs`), but a receive per message is the fastest
-    /// way through one, and a port dropped while its chan keeps sending must outrun the chan to
-    /// the packet it is filling before the chan learns the port is gone. When the loop finds a
-    /// packet empty, dropping that endpoint closes it; if the chan filled it in between, the
-    /// endpoint's drop goes on through the rest of the stream, iteratively too.
-    fn drop(&mut self) {
-        let mut next = self.next.take();
-        while let Some(open) = next {
-            next = match open.try_recv() {
-                Ok(Data(message, open)) => {
-                    drop(message);
-                    Some(open)
-                }
-                Err(_) => None,
-            };
-        }
     }
 }
 

@@ -6,14 +6,14 @@
 pub(crate) use loom::{
     cell::UnsafeCell,
     sync::Arc,
-    sync::atomic::{AtomicUsize, Ordering, fence},
+    sync::atomic::{AtomicPtr, AtomicUsize, Ordering, fence},
     thread,
 };
 
 #[cfg(not(loom))]
 pub(crate) use std::{
     sync::Arc,
-    sync::atomic::{AtomicUsize, Ordering, fence},
+    sync::atomic::{AtomicPtr, AtomicUsize, Ordering, fence},
     thread,
 };
 

@@ -47,6 +47,11 @@ impl<'a> Target<'a> {
         Target(Kind::Word(word, EMPTY))
     }
 
+    /// Waits on a lane's word until it differs from `idle` (the receiver's position).
+    pub(crate) fn lane(word: &'a StateWord, idle: usize) -> Self {
+        Target(Kind::Word(word, idle))
+    }
+
     pub(crate) fn set(set: &'a dyn SetTarget) -> Self {
         Target(Kind::Set(set))
     }

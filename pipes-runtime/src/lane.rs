@@ -1,0 +1,481 @@
+//! The lane: one direction of a stream, a single-producer single-consumer queue of segments.
+//!
+//! A send writes the next slot and publishes the new tail with one swap of the lane's
+//! [`StateWord`]; a receive reads the published tail once per batch (when it has taken
+//! everything it knew of) and takes slots up to it without touching shared words at all. The
+//! swap also tells the sender whether a receiver waits: the receiving side leaves its waiter in
+//! the word (over the word of the index it has reached, see `wait.rs`), and a swap that takes a
+//! waiter out wakes it. Segments the receiver is done with go back to the sender as its spare,
+//! so a stream whose receiver keeps up allocates nothing.
+//!
+//! # Words
+//!
+//! | word                 | meaning                                                      |
+//! |----------------------|--------------------------------------------------------------|
+//! | `index << 2 \| 1`    | the sender has published every message before `index`       |
+//! | `index << 2 \| 3`    | the same, and the sender is gone (no message at `index`)     |
+//! | [`RX_CLOSED`]        | the receiver is gone; only the sender ever sees it           |
+//! | a waiter word        | the receiving side waits (the tail is the receiver's `head`) |
+//!
+//! Indices wrap at 2^(bits - 2); only equality is ever asked of them.
+//!
+//! # Closing and freeing
+//!
+//! The receiver's drop swaps in [`RX_CLOSED`]: the word it takes out says how far the sender had
+//! published, and it drops exactly those messages, in a loop. A send that takes `RX_CLOSED` out
+//! knows its message was never seen and hands it back. The sender's drop swaps in the hung-up
+//! word; the receiver takes what came before it and then reports the lane closed. Each end then
+//! lets go of the lane, and the second to do so frees it (`ends` counts them). So a receiver's
+//! drop never chases a sender that keeps sending: it is over after one pass over what was there.
+
+use std::cell::Cell;
+use std::marker::PhantomData;
+use std::mem::MaybeUninit;
+use std::ptr::{self, NonNull};
+
+use crossbeam_utils::CachePadded;
+
+use crate::drop_queue::{self, DropQueue, Panics};
+use crate::sync::{AtomicPtr, AtomicUsize, Ordering, UnsafeCell};
+use crate::wait::{StateWord, is_waiter, wake};
+
+/// Slots per segment: 32 keeps a `u64` backlog at 8.25 bytes a message plus one allocation per
+/// 32, and a lane that holds a few messages at a few hundred bytes. Under loom, 2, so models see
+/// segments linked and recycled.
+const SEGMENT: usize = if cfg!(loom) { 2 } else { 32 };
+
+/// Tag of a published index while the sender is alive.
+const OPEN: usize = 1;
+/// Tag of the index at which the sender hung up.
+const HUNG_UP: usize = 3;
+/// The tag bits of a word.
+const TAG: usize = 3;
+/// The receiver is gone. Tag 2, never a waiter (aligned to 4) nor an index word (odd).
+pub(crate) const RX_CLOSED: usize = 2;
+/// Indices are kept below this mask so that `index << 2` loses nothing.
+const INDEX_MASK: usize = usize::MAX >> 2;
+
+/// The word of a published `index` while the sender is alive: also what the receiving side
+/// waits over, with `index` its own position.
+pub(crate) fn open_word(index: usize) -> usize {
+    (index << 2) | OPEN
+}
+
+fn next_index(index: usize) -> usize {
+    index.wrapping_add(1) & INDEX_MASK
+}
+
+/// A segment of slots, linked to the next once the sender moves on to it.
+struct Segment<T> {
+    /// The segment after this one, written by the sender before it publishes an index in it.
+    next: AtomicPtr<Segment<T>>,
+    slots: [UnsafeCell<MaybeUninit<T>>; SEGMENT],
+}
+
+impl<T> Segment<T> {
+    /// A fresh segment with no next.
+    fn alloc() -> NonNull<Segment<T>> {
+        #[cfg(not(loom))]
+        {
+            let mut segment = Box::<Segment<T>>::new_uninit();
+            // SAFETY: writing the one field that needs a value; the slots are `MaybeUninit`
+            // behind `UnsafeCell`, valid uninitialized, so the whole segment is then initialized.
+            let segment = unsafe {
+                (&raw mut (*segment.as_mut_ptr()).next).write(AtomicPtr::new(ptr::null_mut()));
+                segment.assume_init()
+            };
+            NonNull::from(Box::leak(segment))
+        }
+        // Loom's cells carry model state, so each is made for real.
+        #[cfg(loom)]
+        NonNull::from(Box::leak(Box::new(Segment {
+            next: AtomicPtr::new(ptr::null_mut()),
+            slots: std::array::from_fn(|_| UnsafeCell::new(MaybeUninit::uninit())),
+        })))
+    }
+
+    /// Frees a segment whose slots hold no message.
+    ///
+    /// # Safety
+    /// `segment` came from [`Segment::alloc`] and nobody uses it any more.
+    unsafe fn free(segment: NonNull<Segment<T>>) {
+        // SAFETY: as the caller guarantees; `MaybeUninit` slots drop nothing.
+        drop(unsafe { Box::from_raw(segment.as_ptr()) });
+    }
+}
+
+/// What the receiving end alone reads and writes. In the lane rather than in the endpoint so
+/// that a drop deferred by the drop queue (`drop_queue.rs`) finds it after the endpoint is gone.
+struct Rx<T> {
+    /// The index of the next message to take.
+    head: usize,
+    /// The published tail as last read: messages up to it may be taken without a look at the
+    /// word.
+    limit: usize,
+    /// Whether the sender hung up at `limit`.
+    hung_up: bool,
+    /// The segment `head` is in, and `head`'s slot in it (`SEGMENT` when it is used up).
+    segment: NonNull<Segment<T>>,
+    slot: usize,
+}
+
+/// The shared part of a lane.
+struct Lane<T> {
+    /// The sender's word (see the module docs), alone on its cache line: the sender swaps it on
+    /// every send, the receiver reads it once per batch.
+    word: CachePadded<StateWord>,
+    rx: CachePadded<UnsafeCell<Rx<T>>>,
+    /// A used-up segment handed back by the receiver, for the sender's next one (or null).
+    spare: AtomicPtr<Segment<T>>,
+    /// The ends still holding the lane: 2, then 1; the end that takes it to 0 frees the lane.
+    ends: AtomicUsize,
+}
+
+// SAFETY: a lane moves `T`s from the sender's thread to the receiver's; the slots are written
+// by one end and read by the other across the word's Release/Acquire, and `rx` is only touched
+// by the receiving end (and by the last end, after both let go with AcqRel).
+unsafe impl<T: Send> Sync for Lane<T> {}
+
+/// Makes a lane and returns its receiving and sending ends.
+pub(crate) fn lane<T>() -> (LaneRx<T>, LaneTx<T>) {
+    let segment = Segment::alloc();
+    let lane = Box::new(Lane {
+        word: CachePadded::new(StateWord(AtomicUsize::new(open_word(0)))),
+        rx: CachePadded::new(UnsafeCell::new(Rx {
+            head: 0,
+            limit: 0,
+            hung_up: false,
+            segment,
+            slot: 0,
+        })),
+        spare: AtomicPtr::new(ptr::null_mut()),
+        ends: AtomicUsize::new(2),
+    });
+    let lane = NonNull::from(Box::leak(lane));
+    (
+        LaneRx {
+            lane,
+            _owns: PhantomData,
+        },
+        LaneTx {
+            lane,
+            tail: Cell::new(0),
+            segment: Cell::new(segment),
+            slot: Cell::new(0),
+            closed: Cell::new(false),
+            _owns: PhantomData,
+        },
+    )
+}
+
+/// Lets go of one end's hold on the lane; the second end to let go frees it.
+///
+/// # Safety
+/// Each end calls this once, last thing, and the receiving end has taken every message it was
+/// sent (so no segment holds one).
+unsafe fn release<T>(lane: NonNull<Lane<T>>) {
+    // SAFETY: the caller still holds the lane.
+    if unsafe { lane.as_ref() }.ends.fetch_sub(1, Ordering::AcqRel) != 1 {
+        return;
+    }
+    // SAFETY: both ends let go (AcqRel orders their last writes before this), so the lane is
+    // ours alone; it came from `Box::leak` in `lane`.
+    let lane = unsafe { Box::from_raw(lane.as_ptr()) };
+    // The segments from the receiver's on are linked, up to the sender's last.
+    // SAFETY: both ends are done, so `rx` is ours.
+    let mut segment = lane.rx.with_mut(|rx| unsafe { (*rx).segment.as_ptr() });
+    while let Some(current) = NonNull::new(segment) {
+        // SAFETY: every linked segment came from `Segment::alloc`, holds no message, and is
+        // reachable only from here now.
+        unsafe {
+            segment = current.as_ref().next.load(Ordering::Relaxed);
+            Segment::free(current);
+        }
+    }
+    if let Some(spare) = NonNull::new(lane.spare.load(Ordering::Relaxed)) {
+        // SAFETY: the spare is linked nowhere and nobody else can take it now.
+        unsafe { Segment::free(spare) };
+    }
+}
+
+/// The sending end of a lane. Not `Sync` (its state is in cells): one thread sends at a time.
+pub(crate) struct LaneTx<T> {
+    lane: NonNull<Lane<T>>,
+    /// The index of the next message.
+    tail: Cell<usize>,
+    /// The segment being filled, and the next slot in it (`SEGMENT` when it is full).
+    segment: Cell<NonNull<Segment<T>>>,
+    slot: Cell<usize>,
+    /// Whether a send found the receiver gone.
+    closed: Cell<bool>,
+    _owns: PhantomData<T>,
+}
+
+// SAFETY: the end moves `T`s to the receiving thread, which is sound when `T: Send`; its own
+// state moves with it, and what it shares is behind the lane's atomics.
+unsafe impl<T: Send> Send for LaneTx<T> {}
+
+impl<T> LaneTx<T> {
+    fn lane(&self) -> &Lane<T> {
+        // SAFETY: this end holds the lane until its drop.
+        unsafe { self.lane.as_ref() }
+    }
+
+    /// Sends `message`: one slot write and one swap. Hands the message back if the receiver is
+    /// gone.
+    pub(crate) fn send(&self, message: T) -> Result<(), T> {
+        if self.closed.get() {
+            return Err(message);
+        }
+        let lane = self.lane();
+        let mut segment = self.segment.get();
+        let mut slot = self.slot.get();
+        if slot == SEGMENT {
+            let next = NonNull::new(lane.spare.swap(ptr::null_mut(), Ordering::Acquire))
+                .unwrap_or_else(Segment::alloc);
+            // SAFETY: the segment being filled is alive (the receiver frees or recycles a
+            // segment only once it has moved past it, which needs this link). Relaxed: the
+            // swap below publishes the link with the message.
+            unsafe { segment.as_ref() }
+                .next
+                .store(next.as_ptr(), Ordering::Relaxed);
+            segment = next;
+            slot = 0;
+            self.segment.set(segment);
+        }
+        // SAFETY: the slot is past the published tail, so the receiver does not read it until
+        // the swap below; the segment is alive as above.
+        let cell = unsafe { &segment.as_ref().slots[slot] };
+        // SAFETY: as above: the slot is ours to write.
+        cell.with_mut(|slot| unsafe { (*slot).write(message) });
+        self.slot.set(slot + 1);
+        let tail = next_index(self.tail.get());
+        self.tail.set(tail);
+        // Release publishes the slot (and a new segment's link); Acquire orders us after the
+        // receiver's close, or the registration of its waiter.
+        match lane.word.0.swap(open_word(tail), Ordering::AcqRel) {
+            RX_CLOSED => {
+                self.closed.set(true);
+                // SAFETY: the receiver closed before this publish, so it never reads this slot:
+                // the message we just wrote is still ours.
+                Err(cell.with_mut(|slot| unsafe { (*slot).assume_init_read() }))
+            }
+            found if is_waiter(found) => {
+                // SAFETY: a waiter word, just swapped out by us.
+                unsafe { wake(found) };
+                Ok(())
+            }
+            _ => Ok(()),
+        }
+    }
+}
+
+impl<T> Drop for LaneTx<T> {
+    fn drop(&mut self) {
+        if !self.closed.get() {
+            let hung_up = (self.tail.get() << 2) | HUNG_UP;
+            let found = self.lane().word.0.swap(hung_up, Ordering::AcqRel);
+            if is_waiter(found) {
+                // SAFETY: a waiter word, just swapped out by us.
+                unsafe { wake(found) };
+            }
+        }
+        // SAFETY: this is the sender's one release; what it sent the receiver takes or drops
+        // before its own.
+        unsafe { release(self.lane) };
+    }
+}
+
+/// What a look at a lane found.
+pub(crate) enum Take<T> {
+    Message(T),
+    Empty,
+    /// The sender is gone and every message it sent was taken.
+    Closed,
+}
+
+/// The receiving end of a lane. Not `Sync`: one thread receives at a time.
+pub(crate) struct LaneRx<T> {
+    lane: NonNull<Lane<T>>,
+    _owns: PhantomData<T>,
+}
+
+// SAFETY: the end receives `T`s sent from another thread, which is sound when `T: Send`; its
+// state is in the lane, touched only by this end.
+unsafe impl<T: Send> Send for LaneRx<T> {}
+
+impl<T> LaneRx<T> {
+    fn lane(&self) -> &Lane<T> {
+        // SAFETY: this end holds the lane until its drop.
+        unsafe { self.lane.as_ref() }
+    }
+
+    /// The word select and port sets wait on.
+    pub(crate) fn word(&self) -> &StateWord {
+        &self.lane().word
+    }
+
+    /// The word that means nothing new for this end: the open word of its own position.
+    pub(crate) fn idle(&self) -> usize {
+        // SAFETY: only this end touches `rx`, and nothing else of it runs now (it is not
+        // `Sync`, and no method calls out while it holds the reference).
+        self.lane()
+            .rx
+            .with_mut(|rx| open_word(unsafe { (*rx).head }))
+    }
+
+    /// Takes the next message if the sender has published it.
+    pub(crate) fn try_recv(&self) -> Take<T> {
+        let lane = self.lane();
+        // SAFETY: as in `idle`.
+        lane.rx.with_mut(|rx| unsafe { take(lane, &mut *rx) })
+    }
+
+    /// What a receive would find, without taking it: a message, the sender gone, or nothing.
+    pub(crate) fn look(&self) -> Take<()> {
+        let lane = self.lane();
+        // SAFETY: as in `idle`.
+        lane.rx.with_mut(|rx| unsafe { look(lane, &mut *rx) })
+    }
+}
+
+/// What a receive would find; reads the word only when the receiving end has taken all it knew
+/// of, and then remembers how far the sender has published.
+///
+/// # Safety
+/// As for [`take`].
+unsafe fn look<T>(lane: &Lane<T>, rx: &mut Rx<T>) -> Take<()> {
+    if rx.head == rx.limit {
+        if rx.hung_up {
+            return Take::Closed;
+        }
+        // Acquire makes the slots up to the published tail (and the links to them) visible. A
+        // waiter word is one the receiving side left over its own position: nothing new.
+        let found = lane.word.load();
+        if found & TAG == OPEN || found & TAG == HUNG_UP {
+            rx.limit = found >> 2;
+            rx.hung_up = found & TAG == HUNG_UP;
+        }
+        if rx.head == rx.limit {
+            return if rx.hung_up {
+                Take::Closed
+            } else {
+                Take::Empty
+            };
+        }
+    }
+    Take::Message(())
+}
+
+/// Takes the next message for the receiving end, reading the word only when it has taken all it
+/// knew of.
+///
+/// # Safety
+/// `rx` is `lane`'s receiving state and the caller is its receiving end (or the last end).
+unsafe fn take<T>(lane: &Lane<T>, rx: &mut Rx<T>) -> Take<T> {
+    // SAFETY: as the caller guarantees.
+    match unsafe { look(lane, rx) } {
+        Take::Message(()) => {}
+        Take::Empty => return Take::Empty,
+        Take::Closed => return Take::Closed,
+    }
+    if rx.slot == SEGMENT {
+        let used = rx.segment;
+        // SAFETY: the sender linked the next segment before it published an index in it, and
+        // `limit` is past the end of this one; the segment stays alive until we let it go.
+        let next = unsafe { used.as_ref() }.next.load(Ordering::Acquire);
+        rx.segment = NonNull::new(next).expect("a published index past a segment has a link");
+        rx.slot = 0;
+        // SAFETY: the sender moved on to `next` before linking it and never touches `used`
+        // again, and we have taken every message in it.
+        unsafe { recycle(lane, used) };
+    }
+    // SAFETY: `head` is below the published tail, so the sender wrote this slot before the
+    // Release swap whose word we read with Acquire, and never touches it again.
+    let message = unsafe { rx.segment.as_ref() }.slots[rx.slot]
+        .with_mut(|slot| unsafe { (*slot).assume_init_read() });
+    rx.slot += 1;
+    rx.head = next_index(rx.head);
+    Take::Message(message)
+}
+
+/// Hands a used-up segment back to the sender as its spare, or frees it if there is one.
+///
+/// # Safety
+/// Nobody uses `segment` any more, and it holds no message.
+unsafe fn recycle<T>(lane: &Lane<T>, segment: NonNull<Segment<T>>) {
+    // SAFETY: ours, as the caller guarantees.
+    unsafe { segment.as_ref() }
+        .next
+        .store(ptr::null_mut(), Ordering::Relaxed);
+    // Release hands the segment (our reads of its slots, its cleared link) to the sender's
+    // Acquire swap.
+    if lane
+        .spare
+        .compare_exchange(
+            ptr::null_mut(),
+            segment.as_ptr(),
+            Ordering::Release,
+            Ordering::Relaxed,
+        )
+        .is_err()
+    {
+        // SAFETY: as the caller guarantees; it was offered to nobody.
+        unsafe { Segment::free(segment) };
+    }
+}
+
+impl<T> Drop for LaneRx<T> {
+    /// Closes the lane and drops what was sent into it, through the drop queue: a receiving end
+    /// dropped inside a message being dropped (a stream of streams) is queued, not recursed
+    /// into.
+    fn drop(&mut self) {
+        // SAFETY: `close_receiver::<T>` is the disposal for this lane's type, and the lane is
+        // this end's to close.
+        unsafe {
+            drop_queue::dispose(
+                (&raw const *self).cast(),
+                self.lane.cast(),
+                close_receiver::<T>,
+            )
+        }
+    }
+}
+
+/// The receiving end's drop: swaps in [`RX_CLOSED`], drops every message published before it,
+/// and lets go of the lane. A payload whose `Drop` panics stops nothing: the rest are dropped,
+/// the lane is let go, then the first panic is resumed.
+///
+/// # Safety
+/// As [`drop_queue::Dispose`] asks: `lane` is a `Lane<T>` whose receiving end is gone without
+/// closing it.
+unsafe fn close_receiver<T>(lane: NonNull<()>, queue: Option<&DropQueue>) {
+    let lane = lane.cast::<Lane<T>>();
+    // SAFETY: the receiving end's hold on the lane is ours until `release`.
+    let shared = unsafe { lane.as_ref() };
+    let found = shared.word.0.swap(RX_CLOSED, Ordering::AcqRel);
+    if is_waiter(found) {
+        // A watch nobody took back (a forgotten future): the swap took its reference.
+        // SAFETY: a waiter word, just swapped out by us.
+        unsafe { wake(found) };
+    }
+    let mut panics = Panics::default();
+    shared.rx.with_mut(|rx| {
+        // SAFETY: the receiving end is gone; its state is ours.
+        let rx = unsafe { &mut *rx };
+        if found & TAG == OPEN || found & TAG == HUNG_UP {
+            rx.limit = found >> 2;
+        }
+        // Nothing is sent after the close, so this pass ends.
+        rx.hung_up = true;
+        while !panics.catch(|| {
+            // SAFETY: we act as the receiving end, which is gone.
+            while let Take::Message(message) = unsafe { take(shared, rx) } {
+                drop_queue::drop_message(message, queue);
+            }
+        }) {}
+    });
+    // SAFETY: every message sent before the close is dropped; later sends take theirs back.
+    unsafe { release(lane) };
+    panics.resume();
+}
