@@ -28,6 +28,7 @@
 //! lets go of the lane, and the second to do so frees it (`ends` counts them). So a receiver's
 //! drop never chases a sender that keeps sending: it is over after one pass over what was there.
 
+use std::alloc::{Layout, alloc, dealloc, handle_alloc_error};
 use std::cell::Cell;
 use std::marker::PhantomData;
 use std::mem::MaybeUninit;
@@ -39,10 +40,31 @@ use crate::drop_queue::{self, DropQueue, Panics};
 use crate::sync::{AtomicPtr, AtomicUsize, Ordering, UnsafeCell};
 use crate::wait::{StateWord, is_waiter, wake};
 
-/// Slots per segment: 32 keeps a `u64` backlog at 8.25 bytes a message plus one allocation per
-/// 32, and a lane that holds a few messages at a few hundred bytes. Under loom, 2, so models see
-/// segments linked and recycled.
-const SEGMENT: usize = if cfg!(loom) { 2 } else { 32 };
+/// Bytes of slots per segment: a `u64` backlog costs 8 bytes a message plus one allocation per
+/// 256, and a lane that holds a few messages about 2 KiB. Fewer, larger segments matter when the
+/// receiver falls behind: each new one is a `malloc` on the sending thread and a `free` on the
+/// receiving one (32 slots cost a fifth of msgsend's time in those two).
+const SEGMENT_BYTES: usize = 2048;
+
+/// Slots per segment for `T`: [`SEGMENT_BYTES`] worth, at least 8 and at most 256. Under loom, 2,
+/// so models see segments linked and recycled.
+const fn slots_per_segment<T>() -> usize {
+    if cfg!(loom) {
+        return 2;
+    }
+    // A zero-sized `T` takes no room: the most slots.
+    let slots = match SEGMENT_BYTES.checked_div(std::mem::size_of::<T>()) {
+        Some(slots) => slots,
+        None => 256,
+    };
+    if slots < 8 {
+        8
+    } else if slots > 256 {
+        256
+    } else {
+        slots
+    }
+}
 
 /// Tag of a published index while the sender is alive.
 const OPEN: usize = 1;
@@ -65,33 +87,77 @@ fn next_index(index: usize) -> usize {
     index.wrapping_add(1) & INDEX_MASK
 }
 
-/// A segment of slots, linked to the next once the sender moves on to it.
+/// A segment: this header, then [`slots_per_segment`] slots in the same allocation. Linked to
+/// the next once the sender moves on to it.
+#[repr(C)]
 struct Segment<T> {
     /// The segment after this one, written by the sender before it publishes an index in it.
     next: AtomicPtr<Segment<T>>,
-    slots: [UnsafeCell<MaybeUninit<T>>; SEGMENT],
+    _slots: PhantomData<[UnsafeCell<MaybeUninit<T>>]>,
 }
 
 impl<T> Segment<T> {
+    const SLOTS: usize = slots_per_segment::<T>();
+
+    /// The layout of a segment with its slots, and where the slots start.
+    fn layout() -> (Layout, usize) {
+        Layout::new::<Segment<T>>()
+            .extend(
+                Layout::array::<UnsafeCell<MaybeUninit<T>>>(Self::SLOTS)
+                    .expect("a segment's size fits in an isize"),
+            )
+            .expect("a segment's size fits in an isize")
+    }
+
     /// A fresh segment with no next.
     fn alloc() -> NonNull<Segment<T>> {
-        #[cfg(not(loom))]
-        {
-            let mut segment = Box::<Segment<T>>::new_uninit();
-            // SAFETY: writing the one field that needs a value; the slots are `MaybeUninit`
-            // behind `UnsafeCell`, valid uninitialized, so the whole segment is then initialized.
-            let segment = unsafe {
-                (&raw mut (*segment.as_mut_ptr()).next).write(AtomicPtr::new(ptr::null_mut()));
-                segment.assume_init()
-            };
-            NonNull::from(Box::leak(segment))
-        }
+        let (layout, offset) = Self::layout();
+        // SAFETY: the layout has the header's nonzero size.
+        let Some(segment) = NonNull::new(unsafe { alloc(layout) }) else {
+            handle_alloc_error(layout)
+        };
+        let segment = segment.cast::<Segment<T>>();
+        // SAFETY: the allocation is ours and fits the header; the slots are `MaybeUninit`
+        // behind `UnsafeCell`, valid uninitialized.
+        unsafe {
+            segment.write(Segment {
+                next: AtomicPtr::new(ptr::null_mut()),
+                _slots: PhantomData,
+            })
+        };
         // Loom's cells carry model state, so each is made for real.
         #[cfg(loom)]
-        NonNull::from(Box::leak(Box::new(Segment {
-            next: AtomicPtr::new(ptr::null_mut()),
-            slots: std::array::from_fn(|_| UnsafeCell::new(MaybeUninit::uninit())),
-        })))
+        for index in 0..Self::SLOTS {
+            // SAFETY: slot `index` lies in the allocation, after the header.
+            unsafe {
+                segment
+                    .cast::<u8>()
+                    .add(offset)
+                    .cast::<UnsafeCell<MaybeUninit<T>>>()
+                    .add(index)
+                    .write(UnsafeCell::new(MaybeUninit::uninit()))
+            };
+        }
+        #[cfg(not(loom))]
+        let _ = offset;
+        segment
+    }
+
+    /// Slot `index` of the segment at `this`.
+    ///
+    /// # Safety
+    /// The segment is alive while the reference is used, and `index < Self::SLOTS`.
+    unsafe fn slot<'a>(this: NonNull<Segment<T>>, index: usize) -> &'a UnsafeCell<MaybeUninit<T>> {
+        let (_, offset) = Self::layout();
+        // SAFETY: the slots start at `offset` in the segment's allocation, and the caller
+        // keeps `index` in it and the segment alive.
+        unsafe {
+            this.cast::<u8>()
+                .add(offset)
+                .cast::<UnsafeCell<MaybeUninit<T>>>()
+                .add(index)
+                .as_ref()
+        }
     }
 
     /// Frees a segment whose slots hold no message.
@@ -99,8 +165,22 @@ impl<T> Segment<T> {
     /// # Safety
     /// `segment` came from [`Segment::alloc`] and nobody uses it any more.
     unsafe fn free(segment: NonNull<Segment<T>>) {
-        // SAFETY: as the caller guarantees; `MaybeUninit` slots drop nothing.
-        drop(unsafe { Box::from_raw(segment.as_ptr()) });
+        let (layout, _offset) = Self::layout();
+        #[cfg(loom)]
+        for index in 0..Self::SLOTS {
+            // SAFETY: each slot was written in `alloc` and holds no message.
+            unsafe {
+                segment
+                    .cast::<u8>()
+                    .add(_offset)
+                    .cast::<UnsafeCell<MaybeUninit<T>>>()
+                    .add(index)
+                    .drop_in_place()
+            };
+        }
+        // SAFETY: as the caller guarantees; `MaybeUninit` slots drop nothing, and the header's
+        // atomic needs no drop.
+        unsafe { dealloc(segment.as_ptr().cast(), layout) };
     }
 }
 
@@ -114,7 +194,7 @@ struct Rx<T> {
     limit: usize,
     /// Whether the sender hung up at `limit`.
     hung_up: bool,
-    /// The segment `head` is in, and `head`'s slot in it (`SEGMENT` when it is used up).
+    /// The segment `head` is in, and `head`'s slot in it (`SLOTS` when it is used up).
     segment: NonNull<Segment<T>>,
     slot: usize,
 }
@@ -203,7 +283,7 @@ pub(crate) struct LaneTx<T> {
     lane: NonNull<Lane<T>>,
     /// The index of the next message.
     tail: Cell<usize>,
-    /// The segment being filled, and the next slot in it (`SEGMENT` when it is full).
+    /// The segment being filled, and the next slot in it (`SLOTS` when it is full).
     segment: Cell<NonNull<Segment<T>>>,
     slot: Cell<usize>,
     /// Whether a send found the receiver gone.
@@ -230,7 +310,7 @@ impl<T> LaneTx<T> {
         let lane = self.lane();
         let mut segment = self.segment.get();
         let mut slot = self.slot.get();
-        if slot == SEGMENT {
+        if slot == Segment::<T>::SLOTS {
             let next = NonNull::new(lane.spare.swap(ptr::null_mut(), Ordering::Acquire))
                 .unwrap_or_else(Segment::alloc);
             // SAFETY: the segment being filled is alive (the receiver frees or recycles a
@@ -245,7 +325,7 @@ impl<T> LaneTx<T> {
         }
         // SAFETY: the slot is past the published tail, so the receiver does not read it until
         // the swap below; the segment is alive as above.
-        let cell = unsafe { &segment.as_ref().slots[slot] };
+        let cell = unsafe { Segment::slot(segment, slot) };
         // SAFETY: as above: the slot is ours to write.
         cell.with_mut(|slot| unsafe { (*slot).write(message) });
         self.slot.set(slot + 1);
@@ -379,7 +459,7 @@ unsafe fn take<T>(lane: &Lane<T>, rx: &mut Rx<T>) -> Take<T> {
         Take::Empty => return Take::Empty,
         Take::Closed => return Take::Closed,
     }
-    if rx.slot == SEGMENT {
+    if rx.slot == Segment::<T>::SLOTS {
         let used = rx.segment;
         // SAFETY: the sender linked the next segment before it published an index in it, and
         // `limit` is past the end of this one; the segment stays alive until we let it go.
@@ -392,7 +472,7 @@ unsafe fn take<T>(lane: &Lane<T>, rx: &mut Rx<T>) -> Take<T> {
     }
     // SAFETY: `head` is below the published tail, so the sender wrote this slot before the
     // Release swap whose word we read with Acquire, and never touches it again.
-    let message = unsafe { rx.segment.as_ref() }.slots[rx.slot]
+    let message = unsafe { Segment::slot(rx.segment, rx.slot) }
         .with_mut(|slot| unsafe { (*slot).assume_init_read() });
     rx.slot += 1;
     rx.head = next_index(rx.head);

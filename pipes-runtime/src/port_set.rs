@@ -273,8 +273,8 @@ impl<T> PortSet<T> {
                 let member = local.members[index]
                     .as_mut()
                     .expect("the port being served is in the set");
-                match member.port.try_recv() {
-                    Ok(message) => {
+                match member.port.take_next() {
+                    Take::Message(message) => {
                         if served + 1 == BATCH {
                             // Its turn is over: to the back, behind the ports woken meanwhile.
                             local.current = None;
@@ -285,13 +285,18 @@ impl<T> PortSet<T> {
                         }
                         return Poll::Message(message);
                     }
-                    Err(TryRecvError::Empty(())) => {
+                    Take::Empty => {
                         local.current = None;
-                        if !member.watch() {
+                        // A port that ran dry in its turn is likely busy: it goes to the back
+                        // unwatched and is looked at again next round, which costs a load
+                        // where a watch costs a write its sender would have to take back. A
+                        // port found dry at the start of its turn is watched.
+                        if served > 0 || !member.watch() {
+                            self.list.drain(&mut local.ready, &mut local.spare);
                             local.ready.push_back(index);
                         }
                     }
-                    Err(TryRecvError::Disconnected(_)) => {
+                    Take::Closed => {
                         local.current = None;
                         local.members[index] = None;
                         local.free.push(index);

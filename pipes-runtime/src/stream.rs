@@ -112,6 +112,11 @@ impl<T> Port<T> {
         Target::lane(self.rx.word(), self.rx.idle())
     }
 
+    /// Takes the next message if there is one, without building an error when there is not.
+    pub(crate) fn take_next(&self) -> Take<T> {
+        self.rx.try_recv()
+    }
+
     /// What a receive would find, without taking it.
     pub(crate) fn look(&self) -> Take<()> {
         self.rx.look()

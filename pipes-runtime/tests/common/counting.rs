@@ -1,4 +1,4 @@
-//! A global allocator that counts allocations, for the tests that prove a path allocates
+//! A global allocator that counts allocations (and live bytes), for the tests that prove a path allocates
 //! nothing. Each such test binary installs it with
 //! `#[global_allocator] static GLOBAL: Counting = Counting;` and holds one test, so no other
 //! test's allocations are counted.
@@ -12,15 +12,21 @@ pub struct Counting;
 /// Allocations made through [`Counting`] so far.
 pub static ALLOCATIONS: AtomicUsize = AtomicUsize::new(0);
 
+/// Bytes allocated through [`Counting`] and not freed yet.
+#[allow(dead_code)] // Not every test binary that counts allocations weighs them.
+pub static LIVE_BYTES: AtomicUsize = AtomicUsize::new(0);
+
 // SAFETY: defers to the system allocator and only counts.
 unsafe impl GlobalAlloc for Counting {
     unsafe fn alloc(&self, layout: Layout) -> *mut u8 {
         ALLOCATIONS.fetch_add(1, Ordering::SeqCst);
+        LIVE_BYTES.fetch_add(layout.size(), Ordering::SeqCst);
         // SAFETY: the caller's contract is passed through.
         unsafe { System.alloc(layout) }
     }
 
     unsafe fn dealloc(&self, ptr: *mut u8, layout: Layout) {
+        LIVE_BYTES.fetch_sub(layout.size(), Ordering::SeqCst);
         // SAFETY: the caller's contract is passed through.
         unsafe { System.dealloc(ptr, layout) }
     }
