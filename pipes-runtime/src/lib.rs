@@ -9,7 +9,7 @@
 //! |-------------------------------|----------------------------------------------------------|
 //! | select and port sets          | `select.rs`, `port_set.rs`                               |
 //! | endpoints                     | `stream.rs`, `oneshot.rs`, `shared.rs`, `buffer.rs`, `future.rs`, `endpoint.rs`, `target.rs` |
-//! | packets                       | `packet.rs`, `alloc.rs`, `drop_queue.rs`                 |
+//! | packets and lanes             | `packet.rs`, `lane.rs`, `alloc.rs`, `drop_queue.rs`      |
 //! | waiting and waking            | `wait.rs`, `ready_list.rs`, `waiter.rs`, `spin.rs`, `sync.rs`, `error.rs` |
 //!
 //! - `wait.rs` is the one protocol for waiting on a sender: a word the sender swaps and the
@@ -34,15 +34,23 @@
 //!   endpoint, so no reference count moves per message.
 //! - `sync.rs` is the one place that picks std or loom primitives; `--cfg loom` model-checks
 //!   the packet through it (`tests/loom.rs`).
-//! - Streams and oneshots (`stream.rs`, `oneshot.rs`) are small wrappers over packets, as the
-//!   2012 library's were; generated protocol code reaches packets through [`__private`].
+//! - A *lane* (`lane.rs`) is one direction of a stream: a single-producer single-consumer
+//!   queue of segments. A send writes a slot and publishes the tail with one swap of the lane's
+//!   state word (which also says whether a receiver waits); a receive reads that word once per
+//!   batch; used-up segments go back to the sender, so a stream that keeps up allocates
+//!   nothing, and a `u64` backlog costs 8 bytes a message. The receiver waits on the same word
+//!   through `wait.rs`, with its own position as the idle word.
+//! - Streams (`stream.rs`) are a lane each; oneshots (`oneshot.rs`) one packet. Unbounded
+//!   protocols still send a packet per message, and bounded ones reuse their session buffer;
+//!   generated protocol code reaches both through [`__private`].
 //! - Errors (`error.rs`) hand back whatever a failed call did not consume.
 //! - Select (`select.rs`) leaves one thread waiter in every endpoint's state word (a reference
 //!   each), parks until a sender swaps one out, then takes the others back: O(n) per select.
 //!   It reaches any endpoint through [`Recv`]'s hidden state-word hook, and a stream [`Port`]
 //!   through `&Port: Recv`.
-//! - Port sets (`port_set.rs`) are O(1) per message: each port is either on the set's local
-//!   ready list or watched by a waiter (`waiter.rs`) that, when a sender swaps it out, is
+//! - Port sets (`port_set.rs`) are O(1) per message: each port is either being served (a turn
+//!   of up to 32 messages from its lane), on the set's local ready list, or watched by a
+//!   waiter (`waiter.rs`) that, when a sender swaps it out, is
 //!   pushed on the set's shared ready list: one atomic word, lock-free, holding an intrusive
 //!   stack of woken waiters or the marks "the set sleeps" and "the set is gone". A port added
 //!   to the set is pushed there too. Whoever waits for the set (each pending `recv_async`
@@ -75,9 +83,9 @@
 //!   are deferred: an endpoint dropped anywhere else may carry borrows that end when its drop
 //!   returns. Each disposal runs under `catch_unwind`, so a payload whose `Drop` panics leaks
 //!   nothing and stops nothing; the first panic is resumed afterwards (never while unwinding).
-//!   Session buffers catch and resume the same way. A stream `Port` still drops with a receive
-//!   loop, the fastest way through a backlog when its chan keeps sending (the drop has to
-//!   outrun the chan to the packet it is filling); the queue takes over behind it.
+//!   Session buffers catch and resume the same way. A stream `Port`'s drop closes its lane
+//!   first and then drops exactly the messages sent before, in a loop; ports inside those
+//!   messages are queued like any endpoint.
 
 mod alloc;
 mod buffer;

@@ -19,25 +19,27 @@
 //!
 //! # How it stays flat
 //!
-//! Every port is, at any moment, in exactly one of three places:
-//! - on the set's *local ready list* (a FIFO): its next packet may hold a message or a hang-up;
+//! Every port is, at any moment, in exactly one of four places:
+//! - *served*: the set takes messages from its lane, up to [`BATCH`] in one turn;
+//! - on the set's *local ready list* (a FIFO): its lane may hold a message or a hang-up;
 //! - *queued* on the shared [`ReadyList`]: a sender woke it, or it was just added;
-//! - *watched*: a [`Waiter::Ready`] for it sits in its next packet's state word (or a sender has
-//!   just swapped it out and is about to queue it).
+//! - *watched*: a [`Waiter::Ready`] for it sits in its lane's word (or a sender has just
+//!   swapped it out and is about to queue it).
 //!
-//! A receive pops the front of the local list and takes the message. If the port's next packet is
-//! already `FULL` (its sender is ahead) the port goes to the back of the list without any write
-//! to shared memory; if it is `EMPTY` the port is watched. A sender that swaps a watching waiter
-//! out pushes it on the shared [`ReadyList`] (lock-free) and, if the set sleeps, wakes whoever
-//! waits on it; the set moves those ports to the back of its local list before every receive.
-//! [`PortSet::add`] queues a new port the same way, so a waiter learns of it as of any woken
-//! port. So a receive touches one port and the two lists, whatever their size; and because
-//! ports are served from a FIFO and woken ports join at the back, every ready port is served
-//! within one round of the others: no port is starved by ports that are always ready.
-//!
-//! Ports are never looked at twice for one message: a watched port is not polled, a listed port
-//! is not watched.
-//!
+//! A receive takes the next message of the served port: from the batch its lane published,
+//! without a write to shared memory. When the turn is over the port goes to the back of the
+//! local list, behind the ports woken meanwhile, and the front one is served next. A port that
+//! runs dry during its turn goes to the back too, unwatched: it is likely busy, and looking at it
+//! again next round costs a load, where a watch costs a write its sender would have to swap
+//! out and queue. A port found dry at the start of its turn is watched. A sender that swaps a
+//! watching waiter out pushes it on the shared [`ReadyList`] (lock-free) and, if the set sleeps,
+//! wakes whoever waits on it. [`PortSet::add`] queues a new port the same way, so a waiter
+//! learns of it as of any woken port. So a receive touches one port and, once a turn, the two
+//! lists, whatever their size; and because ports are served from a FIFO and woken ports join
+//! at the back, every ready port is served within one round of turns: no port is starved by
+//! ports that are always ready. Each chan's messages arrive in order; the order across chans
+//! is not kept (as in 2012).
+
 //! # Who waits
 //!
 //! Only the set's own thread receives (the set is not `Sync`), but several waits can be under
@@ -118,7 +120,8 @@ enum Poll<T> {
 
 /// Many [`Port`]s of one message type treated as one: a receive takes the next message from any
 /// of them. Messages from one chan arrive in order; a port with messages is never starved by
-/// others; a receive costs the same with 1 port or 10,000. Receiving fails only once every chan
+/// others (ports are served in turns of up to 32 messages, round-robin); a receive costs the
+/// same with 1 port or 10,000. Receiving fails only once every chan
 /// is dropped and every message taken. `Send` when `T` is, not `Sync`: one thread receives.
 pub struct PortSet<T> {
     local: RefCell<Local<T>>,

@@ -60,7 +60,9 @@
 //!   the next endpoint, recursively, once per message the sender adds meanwhile.
 //!   `channel_tests::port_gone_concurrent`, `channel_tests::port_gone_concurrent_shared` and
 //!   `port_set_tests::port_gone_concurrent_shared` hit it in about one run in twenty (the whole
-//!   test binary aborts). Fixed by the iterative drops of `drop_queue.rs`.
+//!   test binary aborts). Fixed by the iterative drops of `drop_queue.rs`; since streams are
+//!   lanes (`lane.rs`), a port's drop closes its lane before it drops the backlog, so it no
+//!   longer chases the sender at all, and these tests run under Miri too.
 
 mod common;
 
@@ -160,10 +162,6 @@ mod channel_tests {
     /// Aborted about one run of this file in twenty before drops were iterative: see
     /// `port_gone_concurrent_oversubscribed`.
     #[test]
-    #[cfg_attr(
-        miri,
-        ignore = "a port dropped under a chan sending flat out must outrun it; under Miri's scheduler it may never (no closed flag until lanes)"
-    )]
     fn port_gone_concurrent() {
         let (rx, tx) = stream::<i32>();
         let t = thread::spawn(move || {
@@ -176,10 +174,6 @@ mod channel_tests {
     /// Aborted now and then before drops were iterative: see
     /// `port_gone_concurrent_oversubscribed`.
     #[test]
-    #[cfg_attr(
-        miri,
-        ignore = "a port dropped under a chan sending flat out must outrun it; under Miri's scheduler it may never (no closed flag until lanes)"
-    )]
     fn port_gone_concurrent_shared() {
         let (rx, tx) = shared::<i32>();
         let tx2 = tx.clone();
@@ -192,16 +186,12 @@ mod channel_tests {
 
     /// Not in std: `port_gone_concurrent` four times at once (more threads than this machine's
     /// two cores, so a receiver is often preempted), 200 rounds each, with the receiving thread
-    /// on a 64 KiB stack so that a short recursion shows. `Port::drop` drains iteratively with
-    /// `try_recv`, but when `try_recv` finds the next packet empty, the chan can fill it before
-    /// the handed-back endpoint is dropped; dropping a full packet's receiving endpoint drops the
-    /// message, whose next endpoint is dropped the same way, recursing once per message while
-    /// the sender keeps sending. Fails within a few rounds here: "has overflowed its stack".
+    /// on a 64 KiB stack so that a short recursion shows. When streams sent a packet per
+    /// message, a port's drain could find the next packet empty, the chan filled it before the
+    /// endpoint was dropped, and the drop recursed once per message the sender kept adding:
+    /// "has overflowed its stack" within a few rounds. A lane's drop closes it first and then
+    /// drops only what came before, so this also ends under Miri's scheduler.
     #[test]
-    #[cfg_attr(
-        miri,
-        ignore = "a port dropped under a chan sending flat out must outrun it; under Miri's scheduler it may never (no closed flag until lanes)"
-    )]
     fn port_gone_concurrent_oversubscribed() {
         fn port_gone_concurrent() {
             let (rx, tx) = stream::<i32>();
@@ -1057,10 +1047,6 @@ mod port_set_tests {
     /// `channel_tests::port_gone_concurrent_oversubscribed` (a set drops its ports with
     /// `Port::drop`).
     #[test]
-    #[cfg_attr(
-        miri,
-        ignore = "a port dropped under a chan sending flat out must outrun it; under Miri's scheduler it may never (no closed flag until lanes)"
-    )]
     fn port_gone_concurrent_shared() {
         let set = PortSet::<i32>::new();
         let tx = set.chan();
