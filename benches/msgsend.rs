@@ -77,6 +77,26 @@ fn pipes_shared_chan(size: u64, workers: u64) -> u64 {
     total
 }
 
+/// The floor: the same threads running the same loop with no channel at all (each adds its
+/// share through `black_box`; the server adds up what the joined workers return). What is left
+/// of any other row's time is the channel's.
+fn floor(size: u64, workers: u64) -> u64 {
+    let handles: Vec<_> = (0..workers)
+        .map(|_| {
+            thread::Builder::new()
+                .stack_size(64 * 1024)
+                .spawn(move || {
+                    (0..size / workers).fold(0, |sum, _| sum + std::hint::black_box(REQUEST))
+                })
+                .expect("spawn a worker")
+        })
+        .collect();
+    handles
+        .into_iter()
+        .map(|worker| worker.join().unwrap())
+        .sum()
+}
+
 /// One channel shared by every worker, for crates whose senders clone.
 macro_rules! shared_peer {
     ($name:ident, $make:expr) => {
@@ -154,6 +174,10 @@ const IMPLEMENTATIONS: &[Implementation] = &[
     Implementation {
         name: "kanal",
         run: kanal_shared,
+    },
+    Implementation {
+        name: "floor (no channel)",
+        run: floor,
     },
 ];
 

@@ -62,6 +62,15 @@ fn pipes_streams(n: u64, limit: Instant) -> u64 {
     done
 }
 
+/// The stream pair with receivers that park at once instead of spinning: what
+/// `pipes::set_spin_limit(Duration::ZERO)` trades, latency for CPU.
+fn pipes_streams_spin_off(n: u64, limit: Instant) -> u64 {
+    pipes::set_spin_limit(Duration::ZERO);
+    let done = pipes_streams(n, limit);
+    pipes::set_spin_limit(Duration::MAX);
+    done
+}
+
 /// A counter and the oneshot to answer on: every message travels on a fresh oneshot.
 struct Ball(u64, ChanOne<Ball>);
 
@@ -197,6 +206,10 @@ const IMPLEMENTATIONS: &[Implementation] = &[
     Implementation {
         name: "pipes stream pair",
         run: pipes_streams,
+    },
+    Implementation {
+        name: "pipes stream pair, spin off",
+        run: pipes_streams_spin_off,
     },
     Implementation {
         name: "pipes oneshot per message",

@@ -116,6 +116,7 @@ pub use select::{
     select2, select2_async, select2_timeout, selecti, selecti_async, selecti_timeout,
 };
 pub use shared::SharedChan;
+pub use spin::set_spin_limit;
 pub use stream::{Chan, Iter, Port, PortRecv, TryIter, stream};
 
 /// Declares protocols and generates their typed endpoints. See the `pipes` crate docs for the

@@ -13,7 +13,26 @@
 //! After the first [`PAUSE_PHASE`] the spin yields the CPU between checks, so with more ready
 //! threads than cores the sender it is waiting for can run.
 
+use std::sync::atomic::{AtomicU32, Ordering};
 use std::time::{Duration, Instant};
+
+/// The process-wide cap on every thread's budget, in nanoseconds: [`MAX_BUDGET`] unless
+/// [`set_spin_limit`] turned it down. Plain configuration, not part of any wait's protocol.
+static LIMIT_NANOS: AtomicU32 = AtomicU32::new(MAX_BUDGET.as_nanos() as u32);
+
+/// Caps how long a receiver that finds nothing spins before it parks, for the whole process
+/// (at most 200 µs, the default; `Duration::ZERO` parks at once).
+///
+/// Spinning is what makes a hand-off between threads fast: on a machine where a park and wake
+/// costs tens of microseconds, a receiver that spins through the wait takes the message within
+/// a cache-line round trip instead. The price is CPU: a receiver that waits 20-150 µs at a
+/// time burns most of a core while it does. Each thread adapts its own spin (longer when spins
+/// pay off, shorter when they do not); this caps it, for programs that would rather give the
+/// cores to other work than win latency. Measured in `benches/pingpong.rs` (`spin off` rows).
+pub fn set_spin_limit(limit: Duration) {
+    let nanos = limit.min(MAX_BUDGET).as_nanos() as u32;
+    LIMIT_NANOS.store(nanos, Ordering::Relaxed);
+}
 
 /// The longest a receiver spins. Longer than one park and wake (tens of µs) on purpose: a
 /// thread in a ring waits for the message to go round every other thread, and a budget shorter
@@ -44,10 +63,15 @@ thread_local! {
 #[cfg(not(loom))]
 pub(crate) fn spin_until(deadline: Option<Instant>, mut ready: impl FnMut() -> bool) -> bool {
     // A wait inside a thread-local's destructor spins for the longest budget and adapts nothing.
+    let limit = LIMIT_NANOS.load(Ordering::Relaxed);
+    if limit == 0 {
+        return ready();
+    }
     let budget = Duration::from_nanos(u64::from(
         BUDGET_NANOS
             .try_with(std::cell::Cell::get)
-            .unwrap_or(MAX_BUDGET.as_nanos() as u32),
+            .unwrap_or(MAX_BUDGET.as_nanos() as u32)
+            .min(limit),
     ));
     let start = Instant::now();
     let mut end = start + budget;
@@ -71,8 +95,9 @@ pub(crate) fn spin_until(deadline: Option<Instant>, mut ready: impl FnMut() -> b
         }
     };
     let budget = if ready { budget * 2 } else { budget * 7 / 8 };
-    let _ = BUDGET_NANOS
-        .try_with(|nanos| nanos.set(budget.clamp(MIN_BUDGET, MAX_BUDGET).as_nanos() as u32));
+    let _ = BUDGET_NANOS.try_with(|nanos| {
+        nanos.set(budget.clamp(MIN_BUDGET, MAX_BUDGET).as_nanos() as u32);
+    });
     ready
 }
 
