@@ -37,7 +37,9 @@ use std::ptr::{self, NonNull};
 use crossbeam_utils::CachePadded;
 
 use crate::drop_queue::{self, DropQueue, Panics};
-use crate::sync::{AtomicPtr, AtomicUsize, Ordering, UnsafeCell};
+use crate::mpsc::SharedQueue;
+use crate::sync::{Arc, AtomicPtr, AtomicUsize, Ordering, UnsafeCell};
+use crate::take::Take;
 use crate::wait::{StateWord, is_waiter, wake};
 
 /// Bytes of slots per segment: a `u64` backlog costs 8 bytes a message plus one allocation per
@@ -209,6 +211,10 @@ struct Lane<T> {
     spare: AtomicPtr<Segment<T>>,
     /// The ends still holding the lane: 2, then 1; the end that takes it to 0 frees the lane.
     ends: AtomicUsize,
+    /// Where the messages go after the sender's last one, if it became a shared chan: one
+    /// reference of an `Arc<SharedQueue<T>>`, stored before the sender hangs up and taken by
+    /// whichever end swaps it out first (see [`LaneTx::upgrade`]). Null otherwise.
+    upgrade: AtomicPtr<SharedQueue<T>>,
 }
 
 // SAFETY: a lane moves `T`s from the sender's thread to the receiver's; the slots are written
@@ -230,6 +236,7 @@ pub(crate) fn lane<T>() -> (LaneRx<T>, LaneTx<T>) {
         })),
         spare: AtomicPtr::new(ptr::null_mut()),
         ends: AtomicUsize::new(2),
+        upgrade: AtomicPtr::new(ptr::null_mut()),
     });
     let lane = NonNull::from(Box::leak(lane));
     (
@@ -276,6 +283,23 @@ unsafe fn release<T>(lane: NonNull<Lane<T>>) {
         // SAFETY: the spare is linked nowhere and nobody else can take it now.
         unsafe { Segment::free(spare) };
     }
+    // An upgrade neither end took: the queue has no port, so close it for its senders.
+    // SAFETY: both ends are gone, so nobody else takes it.
+    if let Some(queue) = unsafe { take_upgrade(&lane) } {
+        // SAFETY: no port ever received from this queue, and none will.
+        unsafe { queue.close() };
+    }
+}
+
+/// Takes the lane's upgrade, if it holds one nobody took yet.
+///
+/// # Safety
+/// The caller is an end of the lane (or its last user).
+unsafe fn take_upgrade<T>(lane: &Lane<T>) -> Option<Arc<SharedQueue<T>>> {
+    // Acquire: the queue as the sender made it.
+    let queue = lane.upgrade.swap(ptr::null_mut(), Ordering::Acquire);
+    // SAFETY: a non-null upgrade is a reference from `Arc::into_raw`, ours once swapped out.
+    (!queue.is_null()).then(|| unsafe { Arc::from_raw(queue) })
 }
 
 /// The sending end of a lane. Not `Sync` (its state is in cells): one thread sends at a time.
@@ -350,28 +374,43 @@ impl<T> LaneTx<T> {
     }
 }
 
+impl<T> LaneTx<T> {
+    /// Hangs up, leaving `queue` for the receiver: once it has taken every message sent here, it
+    /// receives from the queue (a stream whose chan became a shared chan). If the receiver is
+    /// gone, the queue is closed, so its senders get their messages back.
+    pub(crate) fn upgrade(self, queue: Arc<SharedQueue<T>>) {
+        // Relaxed: the hang-up swap in our drop publishes it.
+        self.lane()
+            .upgrade
+            .store(Arc::into_raw(queue).cast_mut(), Ordering::Relaxed);
+        drop(self);
+    }
+}
+
 impl<T> Drop for LaneTx<T> {
     fn drop(&mut self) {
-        if !self.closed.get() {
+        let gone = self.closed.get() || {
             let hung_up = (self.tail.get() << 2) | HUNG_UP;
             let found = self.lane().word.0.swap(hung_up, Ordering::AcqRel);
             if is_waiter(found) {
                 // SAFETY: a waiter word, just swapped out by us.
                 unsafe { wake(found) };
             }
+            found == RX_CLOSED
+        };
+        if gone {
+            // The receiver closed before our hang-up, so it may not have seen an upgrade: if it
+            // did not take it, no port will receive from the queue.
+            // SAFETY: we are the sender.
+            if let Some(queue) = unsafe { take_upgrade(self.lane()) } {
+                // SAFETY: no port ever received from this queue, and none will.
+                unsafe { queue.close() };
+            }
         }
         // SAFETY: this is the sender's one release; what it sent the receiver takes or drops
         // before its own.
         unsafe { release(self.lane) };
     }
-}
-
-/// What a look at a lane found.
-pub(crate) enum Take<T> {
-    Message(T),
-    Empty,
-    /// The sender is gone and every message it sent was taken.
-    Closed,
 }
 
 /// The receiving end of a lane. Not `Sync`: one thread receives at a time.
@@ -409,6 +448,13 @@ impl<T> LaneRx<T> {
         let lane = self.lane();
         // SAFETY: as in `idle`.
         lane.rx.with_mut(|rx| unsafe { take(lane, &mut *rx) })
+    }
+
+    /// Once the lane is closed: the queue its sender upgraded to, if it did (once; the
+    /// receiving end is its port from then on).
+    pub(crate) fn take_upgrade(&self) -> Option<Arc<SharedQueue<T>>> {
+        // SAFETY: we are the receiving end.
+        unsafe { take_upgrade(self.lane()) }
     }
 
     /// What a receive would find, without taking it: a message, the sender gone, or nothing.
@@ -538,6 +584,13 @@ unsafe fn close_receiver<T>(lane: NonNull<()>, queue: Option<&DropQueue>) {
         // A watch nobody took back (a forgotten future): the swap took its reference.
         // SAFETY: a waiter word, just swapped out by us.
         unsafe { wake(found) };
+    }
+    // The sender hung up into a shared chan before our close (or is about to: then whichever
+    // of us swaps the upgrade out closes it): its queue has no port from now on.
+    // SAFETY: we act as the receiving end.
+    if let Some(queue) = unsafe { take_upgrade(shared) } {
+        // SAFETY: the port never received from this queue (it would have taken the upgrade).
+        unsafe { queue.close() };
     }
     let mut panics = Panics::default();
     shared.rx.with_mut(|rx| {

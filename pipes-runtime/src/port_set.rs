@@ -60,12 +60,12 @@ use std::time::{Duration, Instant};
 
 use crate::endpoint::Recv;
 use crate::error::{RecvError, RecvTimeoutError, TryRecvError};
-use crate::lane::Take;
 use crate::ready_list::Armed;
 use crate::select::Selectable;
 use crate::spin::spin_until;
 use crate::stream::{Chan, Port, stream};
 use crate::sync::{Arc, AtomicUsize};
+use crate::take::Take;
 use crate::target::{SetTarget, Target};
 use crate::wait::{StateWord, closed_word};
 

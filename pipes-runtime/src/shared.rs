@@ -1,6 +1,5 @@
-//! Shared chans: many senders into one stream, the 2012 library's `SharedChan` ("a send endpoint
-//! wrapped in an exclusive ARC"): senders contend for a lock, the receiving port stays exactly as
-//! cheap as before.
+//! Shared chans: many senders into one stream, the 2012 library's `SharedChan` (there "a send
+//! endpoint wrapped in an exclusive ARC", a lock; here a lock-free queue).
 //!
 //! ```
 //! use pipes_runtime::{SharedChan, stream};
@@ -20,42 +19,59 @@
 //! # for sender in senders { sender.join().unwrap(); }
 //! ```
 //!
-//! The lock is parking_lot's: one CAS when uncontended, a short spin then a park when not. The
-//! packet for the *next* message is allocated before the lock is taken, so the critical section
-//! is the send's one swap and a pointer store.
+//! Lock-free: a send claims its place with one `fetch_add` and publishes it with one
+//! `fetch_or` (`queue.rs`), and rings the port only when the port waits for that very message
+//! (`mpsc.rs`). A send that happens before another (on one thread, or synchronized) is received
+//! first, as with std's mpsc, crossbeam and Go. The chan handed to [`SharedChan::new`] hangs
+//! up into the queue: the port takes what it sent first, then the queue's messages.
+//!
+//! For many producers that need no order across them, a [`PortSet`](crate::PortSet) with a
+//! chan per producer (`set.chan()`) is the other choice: each send touches only its own lane,
+//! so it scales with the producers where a shared chan's senders share one tail.
 
 use std::fmt;
 
 use crate::error::SendError;
+use crate::mpsc::SharedQueue;
 use crate::stream::Chan;
-use crate::sync::{Arc, Mutex};
+use crate::sync::Arc;
 
 /// A sending end of a stream that can be cloned and shared between threads (`Clone + Send +
-/// Sync` when `T: Send`). Messages from one thread arrive in the order it sent them.
+/// Sync` when `T: Send`). Messages from one thread arrive in the order it sent them, and a
+/// send that happens before another's arrives first.
 pub struct SharedChan<T> {
-    chan: Arc<Mutex<Chan<T>>>,
+    queue: Arc<SharedQueue<T>>,
 }
 
 impl<T> SharedChan<T> {
-    /// Shares `chan`.
+    /// Shares `chan`: its port receives what `chan` sent, then what the shared chan's clones
+    /// send.
     pub fn new(chan: Chan<T>) -> Self {
-        SharedChan {
-            chan: Arc::new(Mutex::new(chan)),
-        }
+        let queue = SharedQueue::new();
+        chan.upgrade(Arc::clone(&queue));
+        SharedChan { queue }
     }
 
-    /// Sends a message. Never blocks for long (only on other senders' sends); hands the message
-    /// back if the port is gone.
+    /// Sends a message. Never blocks (other senders only delay it by the moment of a segment
+    /// link); hands the message back if the port is gone.
     pub fn send(&self, message: T) -> Result<(), SendError<T>> {
-        self.chan.lock().send(message)
+        self.queue.send(message).map_err(SendError)
     }
 }
 
 impl<T> Clone for SharedChan<T> {
     fn clone(&self) -> Self {
+        self.queue.add_sender();
         SharedChan {
-            chan: Arc::clone(&self.chan),
+            queue: Arc::clone(&self.queue),
         }
+    }
+}
+
+impl<T> Drop for SharedChan<T> {
+    /// The last clone's drop tells the port that no more messages come.
+    fn drop(&mut self) {
+        self.queue.remove_sender();
     }
 }
 

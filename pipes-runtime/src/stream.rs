@@ -12,25 +12,33 @@
 //! assert_eq!(port.collect::<Vec<_>>(), [0, 1, 2]);
 //! ```
 
+use std::cell::OnceCell;
 use std::fmt;
 use std::future::Future;
 use std::pin::Pin;
-use std::task::{Context, Poll};
+use std::task::{Context, Poll, Waker};
 use std::time::{Duration, Instant};
 
 use crate::endpoint::Recv;
 use crate::error::{RecvError, RecvTimeoutError, SendError, TryRecvError};
-use crate::future::Registration;
-use crate::lane::{LaneRx, LaneTx, Take, lane};
+use crate::lane::{LaneRx, LaneTx, lane};
+use crate::mpsc::SharedQueue;
 use crate::sync::Arc;
-use crate::target::Target;
+use crate::take::Take;
+use crate::target::{QueueTarget, Target};
 use crate::wait::{StateWord, closed_word};
 use crate::waiter::Waiter;
 
 /// Makes a stream: the receiving and the sending end, in that order.
 pub fn stream<T>() -> (Port<T>, Chan<T>) {
     let (rx, tx) = lane();
-    (Port { rx }, Chan { tx })
+    (
+        Port {
+            rx,
+            shared: OnceCell::new(),
+        },
+        Chan { tx },
+    )
 }
 
 /// The sending end of a stream. Not `Sync`: share it through a `SharedChan`.
@@ -43,24 +51,86 @@ impl<T> Chan<T> {
     pub fn send(&self, message: T) -> Result<(), SendError<T>> {
         self.tx.send(message).map_err(SendError)
     }
+
+    /// Hangs up, handing the port over to `queue`: the port receives what this chan sent, then
+    /// what the queue's senders send (`SharedChan::new`).
+    pub(crate) fn upgrade(self, queue: Arc<SharedQueue<T>>) {
+        self.tx.upgrade(queue);
+    }
 }
 
 /// The receiving end of a stream. It is an [`Iterator`] that ends when the chan is dropped and
 /// every message is taken. Dropping it with messages still queued drops them in a loop, not by
 /// recursion, also when messages hold ports of other streams.
 pub struct Port<T> {
+    /// The lane from the chan.
     rx: LaneRx<T>,
+    /// Once the chan became a shared chan and the lane is drained: the queue its senders send
+    /// into, whose one consumer this port is.
+    shared: OnceCell<Arc<SharedQueue<T>>>,
 }
 
 impl<T> Port<T> {
+    /// The shared chan's queue, once the lane ran out into it.
+    fn queue(&self) -> Option<&SharedQueue<T>> {
+        self.shared.get().map(|queue| &**queue)
+    }
+
+    /// Takes the next message, without building an error when there is none. When the lane
+    /// is closed and drained and its chan became a shared chan, the port moves on to the queue.
+    pub(crate) fn take_next(&self) -> Take<T> {
+        if let Some(queue) = self.queue() {
+            // SAFETY: this port is the queue's one consumer, on one thread at a time (it is not
+            // `Sync`), and it closes the queue only in its drop.
+            return unsafe { queue.take() };
+        }
+        match self.rx.try_recv() {
+            Take::Closed if self.upgrade() => self.take_next(),
+            taken => taken,
+        }
+    }
+
+    /// What a receive would find, without taking it.
+    pub(crate) fn look(&self) -> Take<()> {
+        if let Some(queue) = self.queue() {
+            // SAFETY: as in `take_next`.
+            return unsafe { queue.look() };
+        }
+        match self.rx.look() {
+            Take::Closed if self.upgrade() => self.look(),
+            found => found,
+        }
+    }
+
+    /// Moves on to the shared chan's queue if the closed lane's chan became one.
+    fn upgrade(&self) -> bool {
+        match self.rx.take_upgrade() {
+            Some(queue) => {
+                let _ = self.shared.set(queue);
+                true
+            }
+            None => false,
+        }
+    }
+
+    /// Waits until a receive would not wait, or `deadline` passes (then `false`; a spurious
+    /// `true` is possible).
+    fn wait(&self, deadline: Option<Instant>) -> bool {
+        match self.queue() {
+            // SAFETY: as in `take_next`.
+            Some(queue) => unsafe { queue.wait(deadline) },
+            None => self.rx.word().wait(self.rx.idle(), deadline).is_some(),
+        }
+    }
+
     /// Blocks until a message arrives; fails once the chan is dropped and the stream drained.
     pub fn recv(&self) -> Result<T, RecvError> {
         loop {
-            match self.rx.try_recv() {
+            match self.take_next() {
                 Take::Message(message) => return Ok(message),
                 Take::Closed => return Err(closed()),
                 Take::Empty => {
-                    self.rx.word().wait(self.rx.idle(), None);
+                    self.wait(None);
                 }
             }
         }
@@ -68,7 +138,7 @@ impl<T> Port<T> {
 
     /// Takes a message if one is already here.
     pub fn try_recv(&self) -> Result<T, TryRecvError> {
-        match self.rx.try_recv() {
+        match self.take_next() {
             Take::Message(message) => Ok(message),
             Take::Empty => Err(TryRecvError::Empty(())),
             Take::Closed => Err(TryRecvError::Disconnected(closed())),
@@ -87,15 +157,12 @@ impl<T> Port<T> {
     pub fn recv_deadline(&self, deadline: Instant) -> Result<T, RecvTimeoutError> {
         let mut timed_out = false;
         loop {
-            match self.rx.try_recv() {
+            match self.take_next() {
                 Take::Message(message) => return Ok(message),
                 Take::Closed => return Err(RecvTimeoutError::Disconnected(closed())),
                 // One last look after the deadline, so a message that came with it is taken.
                 Take::Empty if timed_out => return Err(RecvTimeoutError::Timeout(())),
-                Take::Empty => {
-                    let word = self.rx.word();
-                    timed_out = word.wait(self.rx.idle(), Some(deadline)).is_none();
-                }
+                Take::Empty => timed_out = !self.wait(Some(deadline)),
             }
         }
     }
@@ -103,34 +170,44 @@ impl<T> Port<T> {
     /// Whether a message is waiting, so `try_recv` would return it (the 2012 `peek`). `false`
     /// when the stream is empty, and also once the chan is gone and every message taken.
     pub fn peek(&self) -> bool {
-        matches!(self.rx.look(), Take::Message(()))
+        matches!(self.look(), Take::Message(()))
     }
 
     /// What select and port sets wait on: the lane's word until it moves past this port's
-    /// position. Valid until this port next receives.
+    /// position, or the shared chan's queue. Valid until this port next receives.
     pub(crate) fn target(&self) -> Target<'_> {
-        Target::lane(self.rx.word(), self.rx.idle())
+        // A look first, so a lane that ran out into a queue is waited on as that queue.
+        let _ = self.look();
+        match self.queue() {
+            Some(_) => Target::queue(self),
+            None => Target::lane(self.rx.word(), self.rx.idle()),
+        }
     }
 
-    /// Takes the next message if there is one, without building an error when there is not.
-    pub(crate) fn take_next(&self) -> Take<T> {
-        self.rx.try_recv()
-    }
-
-    /// What a receive would find, without taking it.
-    pub(crate) fn look(&self) -> Take<()> {
-        self.rx.look()
-    }
-
-    /// Leaves `waiter` in the lane's word, to be woken by the next send or the chan's drop.
-    /// `false` (and nothing left) if a receive would not wait.
+    /// Leaves `waiter` where the next send (or the chan's drop) wakes it. `false` (and nothing
+    /// left) if a receive would not wait.
     pub(crate) fn watch(&self, waiter: &Arc<Waiter>) -> bool {
-        self.rx.word().register(self.rx.idle(), waiter).is_ok()
+        if !matches!(self.look(), Take::Empty) {
+            return false;
+        }
+        match self.queue() {
+            // SAFETY: as in `take_next`.
+            Some(queue) => unsafe { queue.register(waiter) },
+            None => self.rx.word().register(self.rx.idle(), waiter).is_ok(),
+        }
     }
 
     /// Takes back a waiter [`Port::watch`] left, if no sender took it meanwhile.
     pub(crate) fn unwatch(&self, waiter: &Arc<Waiter>) {
-        let _ = self.rx.word().unregister(self.rx.idle(), waiter);
+        match self.queue() {
+            Some(queue) => {
+                // SAFETY: as in `take_next`.
+                unsafe { queue.unregister(waiter) };
+            }
+            None => {
+                let _ = self.rx.word().unregister(self.rx.idle(), waiter);
+            }
+        }
     }
 
     /// A future of the next message, for any executor; resolves as `recv` returns.
@@ -143,7 +220,7 @@ impl<T> Port<T> {
     pub fn recv_async(&self) -> PortRecv<'_, T> {
         PortRecv {
             port: self,
-            registration: Registration::default(),
+            watch: None,
         }
     }
 
@@ -158,11 +235,63 @@ impl<T> Port<T> {
     }
 }
 
+/// The port is its queue's one consumer, so it forwards select's calls, which come from the
+/// port's own thread while it is borrowed (not received from).
+impl<T> QueueTarget for Port<T> {
+    fn is_ready(&self) -> bool {
+        !matches!(self.look(), Take::Empty)
+    }
+
+    fn register(&self, waiter: &Arc<Waiter>) -> bool {
+        self.watch(waiter)
+    }
+
+    fn woken(&self, waiter: &Arc<Waiter>) -> bool {
+        self.queue().is_none_or(|queue| {
+            // SAFETY: as in `take_next`.
+            unsafe { queue.woken(waiter) }
+        })
+    }
+
+    fn unregister(&self, waiter: &Arc<Waiter>) -> bool {
+        self.queue().is_none_or(|queue| {
+            // SAFETY: as in `take_next`.
+            unsafe { queue.unregister(waiter) }
+        })
+    }
+
+    fn watch(&self, waker: &Waker, mine: &mut Option<Arc<Waiter>>) -> bool {
+        self.queue().is_none_or(|queue| {
+            // SAFETY: as in `take_next`.
+            unsafe { queue.watch(waker, mine) }
+        })
+    }
+
+    fn unwatch(&self, mine: &mut Option<Arc<Waiter>>) {
+        if let Some(queue) = self.queue() {
+            // SAFETY: as in `take_next`.
+            unsafe { queue.unwatch(mine) };
+        }
+    }
+}
+
+impl<T> Drop for Port<T> {
+    /// Closes the shared chan's queue if the port moved on to one (its senders then get their
+    /// messages back) and drops what was sent into it; the lane closes itself.
+    fn drop(&mut self) {
+        if let Some(queue) = self.queue() {
+            // SAFETY: as in `take_next`; this is the port's last use of the queue.
+            unsafe { queue.close() };
+        }
+    }
+}
+
 /// The future of [`Port::recv_async`].
 #[must_use = "a future does nothing unless polled"]
 pub struct PortRecv<'a, T> {
     port: &'a Port<T>,
-    registration: Registration,
+    /// The task's waiter, left in the lane's word or with the queue while pending.
+    watch: Option<Arc<Waiter>>,
 }
 
 // Nothing is pinned: the lane's word holds the waiter's address, not the future's.
@@ -173,17 +302,12 @@ impl<T> Future for PortRecv<'_, T> {
 
     fn poll(self: Pin<&mut Self>, cx: &mut Context<'_>) -> Poll<Self::Output> {
         let this = self.get_mut();
-        let rx = &this.port.rx;
         loop {
-            match rx.try_recv() {
+            match this.port.take_next() {
                 Take::Message(message) => return Poll::Ready(Ok(message)),
                 Take::Closed => return Poll::Ready(Err(closed())),
                 Take::Empty => {
-                    if this
-                        .registration
-                        .poll(rx.word(), rx.idle(), cx)
-                        .is_pending()
-                    {
+                    if !this.port.target().watch(&mut this.watch, cx.waker()) {
                         return Poll::Pending;
                     }
                 }
@@ -196,8 +320,7 @@ impl<T> Drop for PortRecv<'_, T> {
     fn drop(&mut self) {
         // Take the waker back, or find a sender took it: the message is there for the port's
         // next receive.
-        let rx = &self.port.rx;
-        self.registration.cancel(rx.word(), rx.idle());
+        self.port.target().unwatch(&mut self.watch);
     }
 }
 

@@ -22,6 +22,26 @@ enum Kind<'a> {
     /// A word, and the word in it that means nothing for the receiver yet.
     Word(&'a StateWord, usize),
     Set(&'a dyn SetTarget),
+    /// A shared chan's queue, as its port sees it.
+    Queue(&'a dyn QueueTarget),
+}
+
+/// A shared chan's queue as select sees it, through its port (`mpsc.rs`). Every method is
+/// called by that port's borrower, on the port's thread, while the port is not received from:
+/// the queue's consumer contract.
+pub(crate) trait QueueTarget {
+    /// Whether a receive would not wait.
+    fn is_ready(&self) -> bool;
+    /// Leaves `waiter` to be woken by the next message; `false` if a receive would not wait.
+    fn register(&self, waiter: &Arc<Waiter>) -> bool;
+    /// After a wake-up: whether a receive would not wait (registering again if not).
+    fn woken(&self, waiter: &Arc<Waiter>) -> bool;
+    /// Takes `waiter` back; whether a receive would now not wait.
+    fn unregister(&self, waiter: &Arc<Waiter>) -> bool;
+    /// A task's wait: `true` if ready, else leaves a waiter for it (kept in `mine`).
+    fn watch(&self, waker: &Waker, mine: &mut Option<Arc<Waiter>>) -> bool;
+    /// Ends a `watch`.
+    fn unwatch(&self, mine: &mut Option<Arc<Waiter>>);
 }
 
 /// A port set, as select sees it.
@@ -52,6 +72,11 @@ impl<'a> Target<'a> {
         Target(Kind::Word(word, idle))
     }
 
+    /// Waits on a shared chan's queue.
+    pub(crate) fn queue(queue: &'a dyn QueueTarget) -> Self {
+        Target(Kind::Queue(queue))
+    }
+
     pub(crate) fn set(set: &'a dyn SetTarget) -> Self {
         Target(Kind::Set(set))
     }
@@ -60,6 +85,7 @@ impl<'a> Target<'a> {
         match self.0 {
             Kind::Word(word, idle) => word.is_ready(idle),
             Kind::Set(set) => set.settle(),
+            Kind::Queue(queue) => queue.is_ready(),
         }
     }
 
@@ -84,6 +110,11 @@ impl<'a> Target<'a> {
                     }
                 }
             },
+            // Registering twice (the same port selected twice) leaves the one waiter.
+            Kind::Queue(queue) => match queue.register(waiter) {
+                true => Registration::Stored,
+                false => Registration::Ready,
+            },
         }
     }
 
@@ -101,6 +132,7 @@ impl<'a> Target<'a> {
                 set.ready_list().pushed(waiter)
                     && matches!(self.register(waiter), Registration::Ready)
             }
+            Kind::Queue(queue) => queue.woken(waiter),
         }
     }
 
@@ -113,6 +145,7 @@ impl<'a> Target<'a> {
                 .unregister(idle, waiter)
                 .is_err_and(|found| is_settled(found, idle)),
             Kind::Set(set) => !set.ready_list().disarm(waiter) && set.settle(),
+            Kind::Queue(queue) => queue.unregister(waiter),
         }
     }
 
@@ -121,6 +154,7 @@ impl<'a> Target<'a> {
     pub(crate) fn watch(self, watch: &mut Option<Arc<Waiter>>, waker: &Waker) -> bool {
         match self.0 {
             Kind::Word(word, idle) => word.watch(idle, waker, watch).is_ready(),
+            Kind::Queue(queue) => queue.watch(waker, watch),
             Kind::Set(_) => {
                 if let Some(waiter) = watch.as_ref()
                     && waiter.is_task_of(waker)
@@ -153,6 +187,7 @@ impl<'a> Target<'a> {
             Kind::Word(word, idle) => {
                 word.unwatch(idle, watch);
             }
+            Kind::Queue(queue) => queue.unwatch(watch),
             Kind::Set(_) => {
                 if let Some(waiter) = watch.take() {
                     self.unregister(&waiter);

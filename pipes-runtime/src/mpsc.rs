@@ -1,0 +1,360 @@
+//! The many-senders side of a stream: a shared chan's lock-free queue (`queue.rs`) and the word
+//! its port waits on, wired into the one wait protocol (`wait.rs`).
+//!
+//! The queue never makes a sender look at the port: a sender publishes its message with the
+//! read-modify-write that also tells it whether the port armed a wait on that very slot
+//! (`Queue::arm`), and only then rings the port's *signal* word (swaps in [`RUNG`], waking a
+//! waiter it takes out). So a send is one `fetch_add` and one `fetch_or` when nobody waits.
+//!
+//! The port's side, from one thread at a time:
+//! - *look*: pop into the stash, so select and port sets can ask whether a receive would wait
+//!   without receiving (the stashed message is the next one received);
+//! - *register* a waiter: reset a stale ring, leave the waiter in the signal word over
+//!   [`QUIET`] (the word protocol of `wait.rs`: a waiter found there is displaced and woken),
+//!   then arm the queue's next slot; if that slot was published meanwhile, take the waiter back
+//!   and look again;
+//! - *unregister*: disarm and take the waiter back.
+//!
+//! A ring can be stale: a wait that gave up disarms, but the producer of the slot it armed may
+//! have seen the arm already and rings later. Stale rings cost a spurious wake, never a lost
+//! one: a waiter woken with nothing to take registers again (and re-arms).
+
+use std::task::Waker;
+use std::time::Instant;
+
+use crossbeam_utils::CachePadded;
+
+use crate::queue::{Pop, Queue};
+use crate::spin::spin_until;
+use crate::sync::{Arc, AtomicUsize, Ordering, UnsafeCell, park_until, thread};
+use crate::take::Take;
+use crate::wait::{Found, StateWord, is_waiter, wake};
+use crate::waiter::Waiter;
+
+/// The signal word when no ring came since the port last reset it: its idle word.
+pub(crate) const QUIET: usize = 1;
+/// A sender published a slot the port had armed.
+const RUNG: usize = 3;
+
+/// What only the port touches.
+struct Consumer<T> {
+    /// A message popped by a look and not yet received; or the queue found closed.
+    stash: Option<Take<T>>,
+    /// Whether the queue's next slot is armed by us and not yet popped.
+    armed: bool,
+}
+
+/// A shared chan's queue, its signal word and the port's state: shared by every `SharedChan`
+/// clone and the port that receives from it.
+pub(crate) struct SharedQueue<T> {
+    queue: Queue<T>,
+    signal: CachePadded<StateWord>,
+    consumer: UnsafeCell<Consumer<T>>,
+}
+
+// SAFETY: senders share only the queue (`Sync` for `T: Send`) and the signal word (atomic);
+// `consumer` is touched by the port alone, from one thread at a time (the port is not `Sync`).
+unsafe impl<T: Send> Sync for SharedQueue<T> {}
+// SAFETY: moving the queue moves `T`s between threads, sound when `T: Send`.
+unsafe impl<T: Send> Send for SharedQueue<T> {}
+
+impl<T> SharedQueue<T> {
+    /// A queue with one sender registered: the first `SharedChan`'s.
+    pub(crate) fn new() -> Arc<Self> {
+        Arc::new(SharedQueue {
+            queue: Queue::new(),
+            signal: CachePadded::new(StateWord(AtomicUsize::new(QUIET))),
+            consumer: UnsafeCell::new(Consumer {
+                stash: None,
+                armed: false,
+            }),
+        })
+    }
+
+    /// Sends `message` behind every send that happened before it; hands it back if the port
+    /// is gone.
+    pub(crate) fn send(&self, message: T) -> Result<(), T> {
+        if self.queue.push(message)? {
+            self.ring();
+        }
+        Ok(())
+    }
+
+    /// Registers another sender (a clone).
+    pub(crate) fn add_sender(&self) {
+        self.queue.add_sender();
+    }
+
+    /// Unregisters a sender; the last one closes the queue for the port once it is drained.
+    pub(crate) fn remove_sender(&self) {
+        if self.queue.remove_sender() {
+            self.ring();
+        }
+    }
+
+    /// Tells the port a slot it armed is published.
+    fn ring(&self) {
+        // Release publishes nothing new (the publish did); Acquire takes the waiter.
+        let found = self.signal.0.swap(RUNG, Ordering::AcqRel);
+        if is_waiter(found) {
+            // SAFETY: a waiter word, just swapped out by us.
+            unsafe { wake(found) };
+        }
+    }
+
+    /// Runs `f` on the port's state.
+    ///
+    /// # Safety
+    /// The caller is the port, and nothing else of it runs on this thread meanwhile.
+    unsafe fn consumer<R>(&self, f: impl FnOnce(&mut Consumer<T>) -> R) -> R {
+        // SAFETY: as the caller guarantees.
+        self.consumer
+            .with_mut(|consumer| f(unsafe { &mut *consumer }))
+    }
+
+    /// Pops the next message, or finds the queue empty or closed.
+    ///
+    /// # Safety
+    /// As for [`SharedQueue::consumer`], and the port has not closed the queue.
+    unsafe fn pop(&self, consumer: &mut Consumer<T>) -> Take<T> {
+        // SAFETY: as the caller guarantees: the port is the one consumer.
+        match unsafe { self.queue.pop() } {
+            Pop::Message(message) => {
+                // The armed slot, if any, was this one: its arm is spent.
+                consumer.armed = false;
+                Take::Message(message)
+            }
+            Pop::Empty => Take::Empty,
+            Pop::Closed => {
+                consumer.armed = false;
+                Take::Closed
+            }
+        }
+    }
+
+    /// Takes the next message (the stashed one first).
+    ///
+    /// # Safety
+    /// As for [`SharedQueue::pop`].
+    pub(crate) unsafe fn take(&self) -> Take<T> {
+        // SAFETY: as the caller guarantees.
+        unsafe {
+            self.consumer(|consumer| match consumer.stash.take() {
+                Some(Take::Closed) => {
+                    consumer.stash = Some(Take::Closed);
+                    Take::Closed
+                }
+                Some(taken) => taken,
+                None => self.pop(consumer),
+            })
+        }
+    }
+
+    /// What a receive would find, without receiving: a popped message waits in the stash.
+    ///
+    /// # Safety
+    /// As for [`SharedQueue::pop`].
+    pub(crate) unsafe fn look(&self) -> Take<()> {
+        // SAFETY: as the caller guarantees.
+        unsafe {
+            self.consumer(|consumer| {
+                if consumer.stash.is_none() {
+                    match self.pop(consumer) {
+                        Take::Empty => return Take::Empty,
+                        found => consumer.stash = Some(found),
+                    }
+                }
+                match consumer.stash {
+                    Some(Take::Message(_)) => Take::Message(()),
+                    _ => Take::Closed,
+                }
+            })
+        }
+    }
+
+    /// Whether a receive would not wait.
+    ///
+    /// # Safety
+    /// As for [`SharedQueue::pop`].
+    pub(crate) unsafe fn is_ready(&self) -> bool {
+        // SAFETY: as the caller guarantees.
+        !matches!(unsafe { self.look() }, Take::Empty)
+    }
+
+    /// Leaves `waiter` to be woken by the send of the next message (or the last sender's
+    /// drop), and arms the queue for it. `false` (and nothing left) if a receive would not
+    /// wait.
+    ///
+    /// # Safety
+    /// As for [`SharedQueue::pop`].
+    pub(crate) unsafe fn register(&self, waiter: &Arc<Waiter>) -> bool {
+        loop {
+            // SAFETY: as the caller guarantees.
+            if unsafe { self.is_ready() } {
+                return false;
+            }
+            // A ring that came since the last wait is stale (or for a message just looked for).
+            let _ =
+                self.signal
+                    .0
+                    .compare_exchange(RUNG, QUIET, Ordering::AcqRel, Ordering::Relaxed);
+            match self.signal.register(QUIET, waiter) {
+                Ok(()) | Err(Found::Duplicate) => {}
+                // Rung in between: look again.
+                Err(Found::Settled(_)) => continue,
+            }
+            // SAFETY: as the caller guarantees; the queue said empty just above and nothing
+            // was popped since.
+            let armed = unsafe { self.queue.arm() };
+            // SAFETY: as the caller guarantees.
+            unsafe { self.consumer(|consumer| consumer.armed = armed) };
+            if armed {
+                return true;
+            }
+            // Published meanwhile: nobody will ring for this arm.
+            let _ = self.signal.unregister(QUIET, waiter);
+        }
+    }
+
+    /// Takes back a registration: disarms, and takes `waiter` out of the signal word unless a
+    /// ring took it. Returns whether a receive would now not wait.
+    ///
+    /// # Safety
+    /// As for [`SharedQueue::pop`].
+    pub(crate) unsafe fn unregister(&self, waiter: &Arc<Waiter>) -> bool {
+        // SAFETY: as the caller guarantees.
+        unsafe { self.disarm() };
+        let _ = self.signal.unregister(QUIET, waiter);
+        // SAFETY: as the caller guarantees.
+        unsafe { self.is_ready() }
+    }
+
+    /// Takes back an arm that no pop spent.
+    ///
+    /// # Safety
+    /// As for [`SharedQueue::pop`].
+    unsafe fn disarm(&self) {
+        // SAFETY: as the caller guarantees; `armed` says no pop spent the arm.
+        unsafe {
+            self.consumer(|consumer| {
+                if std::mem::take(&mut consumer.armed) {
+                    self.queue.disarm();
+                }
+            })
+        };
+    }
+
+    /// After a wake-up of a registered `waiter`: whether a receive would not wait. A
+    /// registration that a stale ring took is made again.
+    ///
+    /// # Safety
+    /// As for [`SharedQueue::pop`].
+    pub(crate) unsafe fn woken(&self, waiter: &Arc<Waiter>) -> bool {
+        // SAFETY: as the caller guarantees.
+        if unsafe { self.is_ready() } {
+            return true;
+        }
+        if self.signal.load() == Arc::as_ptr(waiter) as usize {
+            return false;
+        }
+        // SAFETY: as the caller guarantees.
+        !unsafe { self.register(waiter) }
+    }
+
+    /// Blocks until a receive would not wait, or `deadline` passes (then `false`).
+    ///
+    /// # Safety
+    /// As for [`SharedQueue::pop`].
+    pub(crate) unsafe fn wait(&self, deadline: Option<Instant>) -> bool {
+        if spin_until(deadline, || {
+            // SAFETY: as the caller guarantees.
+            unsafe { self.is_ready() }
+        }) {
+            return true;
+        }
+        let me = Waiter::current();
+        // SAFETY: as the caller guarantees.
+        if !unsafe { self.register(&me) } {
+            return true;
+        }
+        loop {
+            match deadline {
+                None => thread::park(),
+                Some(deadline) => {
+                    if !park_until(deadline) {
+                        // SAFETY: as the caller guarantees.
+                        return unsafe { self.unregister(&me) };
+                    }
+                }
+            }
+            // SAFETY: as the caller guarantees.
+            if unsafe { self.woken(&me) } {
+                // SAFETY: as the caller guarantees.
+                unsafe { self.unregister(&me) };
+                return true;
+            }
+        }
+    }
+
+    /// A task's wait: `true` if a receive would not wait; otherwise leaves a waiter for the
+    /// task of `waker` (kept in `mine` between polls) and arms the queue.
+    ///
+    /// # Safety
+    /// As for [`SharedQueue::pop`].
+    pub(crate) unsafe fn watch(&self, waker: &Waker, mine: &mut Option<Arc<Waiter>>) -> bool {
+        if let Some(waiter) = mine.as_ref()
+            && waiter.is_task_of(waker)
+        {
+            // SAFETY: as the caller guarantees.
+            return unsafe { self.woken(waiter) };
+        }
+        // First poll, or the task moved: register a waiter for this task.
+        if let Some(waiter) = mine.take() {
+            // SAFETY: as the caller guarantees.
+            let ready = unsafe { self.unregister(&waiter) };
+            Waiter::recycle(waiter);
+            if ready {
+                return true;
+            }
+        }
+        let waiter = Waiter::task(waker);
+        // SAFETY: as the caller guarantees.
+        if unsafe { self.register(&waiter) } {
+            *mine = Some(waiter);
+            false
+        } else {
+            Waiter::recycle(waiter);
+            true
+        }
+    }
+
+    /// Ends a [`SharedQueue::watch`].
+    ///
+    /// # Safety
+    /// As for [`SharedQueue::pop`].
+    pub(crate) unsafe fn unwatch(&self, mine: &mut Option<Arc<Waiter>>) {
+        if let Some(waiter) = mine.take() {
+            // SAFETY: as the caller guarantees.
+            unsafe { self.unregister(&waiter) };
+            Waiter::recycle(waiter);
+        }
+    }
+
+    /// The port's drop: closes the queue (later sends hand their message back), drops every
+    /// message sent before, and the stash; wakes a watch left behind.
+    ///
+    /// # Safety
+    /// The caller is the port, last thing.
+    pub(crate) unsafe fn close(&self) {
+        let found = self.signal.0.swap(QUIET, Ordering::AcqRel);
+        if is_waiter(found) {
+            // SAFETY: a waiter word (a forgotten future's watch), just swapped out by us.
+            unsafe { wake(found) };
+        }
+        // SAFETY: as the caller guarantees.
+        let stash = unsafe { self.consumer(|consumer| consumer.stash.take()) };
+        // SAFETY: as the caller guarantees: no consumer method runs after this.
+        unsafe { self.queue.close() };
+        drop(stash);
+    }
+}
