@@ -379,10 +379,14 @@ impl<T> LaneTx<T> {
     /// receives from the queue (a stream whose chan became a shared chan). If the receiver is
     /// gone, the queue is closed, so its senders get their messages back.
     pub(crate) fn upgrade(self, queue: Arc<SharedQueue<T>>) {
-        // Relaxed: the hang-up swap in our drop publishes it.
-        self.lane()
+        // A swap, not a store, so the slot only ever changes by read-modify-writes: the
+        // receiver's take is a swap too. (Loom also misreads a plain store after another
+        // thread's swap.) Nothing was there: only this, the sender's one upgrade, fills it.
+        let found = self
+            .lane()
             .upgrade
-            .store(Arc::into_raw(queue).cast_mut(), Ordering::Relaxed);
+            .swap(Arc::into_raw(queue).cast_mut(), Ordering::AcqRel);
+        debug_assert!(found.is_null(), "a lane is upgraded once");
         drop(self);
     }
 }

@@ -9,8 +9,8 @@
 //! |-------------------------------|----------------------------------------------------------|
 //! | select and port sets          | `select.rs`, `port_set.rs`                               |
 //! | endpoints                     | `stream.rs`, `oneshot.rs`, `shared.rs`, `buffer.rs`, `future.rs`, `endpoint.rs`, `target.rs` |
-//! | packets and lanes             | `packet.rs`, `lane.rs`, `alloc.rs`, `drop_queue.rs`      |
-//! | waiting and waking            | `wait.rs`, `ready_list.rs`, `waiter.rs`, `spin.rs`, `sync.rs`, `error.rs` |
+//! | packets, lanes and queues     | `packet.rs`, `lane.rs`, `mpsc.rs`, `queue.rs`, `alloc.rs`, `drop_queue.rs` |
+//! | waiting and waking            | `wait.rs`, `ready_list.rs`, `waiter.rs`, `spin.rs`, `sync.rs`, `take.rs`, `error.rs` |
 //!
 //! - `wait.rs` is the one protocol for waiting on a sender: a word the sender swaps and the
 //!   receiving side leaves its waiter in. Packets, select, port sets and async receives all
@@ -74,7 +74,12 @@
 //!   `recv_async` registers the task's waker with the set instead of parking; the async
 //!   selects (`select2_async`, `selecti_async`) leave one task waiter where a thread's select
 //!   leaves its thread waiter, and return `Pending` where it would park.
-//! - Shared chans (`shared.rs`) are a `Chan` behind a parking_lot mutex, as in 2012.
+//! - Shared chans (`shared.rs`) are lock-free: `SharedChan::new(chan)` makes a segmented
+//!   multi-producer queue (`queue.rs`: one `fetch_add` to claim a slot, one `fetch_or` to
+//!   publish it) and the chan hangs up into it: the port takes what the chan sent on its lane,
+//!   then receives from the queue. The port waits by arming the slot it waits for; only the
+//!   sender that publishes that slot rings the port's signal word (`mpsc.rs`), which is a
+//!   state word like any other, so select, port sets and async receives work unchanged.
 //! - Dropping a receiving endpoint over a backlog is iterative for every protocol, by
 //!   construction (`drop_queue.rs`): a `FULL` packet's message is moved out and the packet
 //!   freed before the message is dropped, and an endpoint dropped *inside* the message being

@@ -186,6 +186,45 @@ fn lane_receiver_drop_races_sends_across_a_segment() {
     });
 }
 
+/// A chan that sent on its lane becomes a shared chan while the port receives: the lane's
+/// message comes first, then the clone's, then the end.
+#[test]
+fn shared_chan_upgrade_keeps_the_lanes_messages_first() {
+    loom::model(|| {
+        let (port, chan) = stream();
+        chan.send(1u8).unwrap();
+        let shared = SharedChan::new(chan);
+        let clone = shared.clone();
+        drop(shared);
+        let sender = thread::spawn(move || clone.send(2).unwrap());
+        assert_eq!(port.recv().unwrap(), 1);
+        assert_eq!(port.recv().unwrap(), 2);
+        assert!(port.recv().is_err());
+        sender.join().unwrap();
+    });
+}
+
+/// The port drops while its chan upgrades to a shared chan and sends: whichever end takes the
+/// upgrade closes the queue, so every message is dropped or handed back exactly once.
+#[test]
+fn shared_chan_upgrade_races_the_port_drop() {
+    loom::model(|| {
+        let drops = Arc::new(AtomicUsize::new(0));
+        let (port, chan) = stream();
+        let sender = {
+            let drops = drops.clone();
+            thread::spawn(move || {
+                let _ = chan.send(Counted(drops.clone()));
+                let shared = SharedChan::new(chan);
+                let _ = shared.send(Counted(drops));
+            })
+        };
+        drop(port);
+        sender.join().unwrap();
+        assert_eq!(drops.load(Ordering::SeqCst), 2);
+    });
+}
+
 #[path = "common/pingpong.rs"]
 mod pingpong;
 
