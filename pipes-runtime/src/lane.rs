@@ -327,6 +327,7 @@ impl<T> LaneTx<T> {
 
     /// Sends `message`: one slot write and one swap. Hands the message back if the receiver is
     /// gone.
+    #[inline]
     pub(crate) fn send(&self, message: T) -> Result<(), T> {
         if self.closed.get() {
             return Err(message);
@@ -434,11 +435,13 @@ impl<T> LaneRx<T> {
     }
 
     /// The word select and port sets wait on.
+    #[inline]
     pub(crate) fn word(&self) -> &StateWord {
         &self.lane().word
     }
 
     /// The word that means nothing new for this end: the open word of its own position.
+    #[inline]
     pub(crate) fn idle(&self) -> usize {
         // SAFETY: only this end touches `rx`, and nothing else of it runs now (it is not
         // `Sync`, and no method calls out while it holds the reference).
@@ -448,6 +451,7 @@ impl<T> LaneRx<T> {
     }
 
     /// Takes the next message if the sender has published it.
+    #[inline]
     pub(crate) fn try_recv(&self) -> Take<T> {
         let lane = self.lane();
         // SAFETY: as in `idle`.
@@ -462,6 +466,7 @@ impl<T> LaneRx<T> {
     }
 
     /// What a receive would find, without taking it: a message, the sender gone, or nothing.
+    #[inline]
     pub(crate) fn look(&self) -> Take<()> {
         let lane = self.lane();
         // SAFETY: as in `idle`.
@@ -474,6 +479,7 @@ impl<T> LaneRx<T> {
 ///
 /// # Safety
 /// As for [`take`].
+#[inline]
 unsafe fn look<T>(lane: &Lane<T>, rx: &mut Rx<T>) -> Take<()> {
     if rx.head == rx.limit {
         if rx.hung_up {
@@ -502,6 +508,7 @@ unsafe fn look<T>(lane: &Lane<T>, rx: &mut Rx<T>) -> Take<()> {
 ///
 /// # Safety
 /// `rx` is `lane`'s receiving state and the caller is its receiving end (or the last end).
+#[inline]
 unsafe fn take<T>(lane: &Lane<T>, rx: &mut Rx<T>) -> Take<T> {
     // SAFETY: as the caller guarantees.
     match unsafe { look(lane, rx) } {

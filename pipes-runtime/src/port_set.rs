@@ -62,12 +62,22 @@ use crate::endpoint::Recv;
 use crate::error::{RecvError, RecvTimeoutError, TryRecvError};
 use crate::ready_list::Armed;
 use crate::select::Selectable;
-use crate::spin::spin_until;
+use crate::spin::{linger, spin_until};
 use crate::stream::{Chan, Port, stream};
 use crate::sync::{Arc, AtomicUsize};
 use crate::take::Take;
 use crate::target::{SetTarget, Target};
 use crate::wait::{StateWord, closed_word};
+
+/// How long a blocking receive lingers on the one port it just emptied, when no other port is
+/// ready, before it watches that port and waits: a sender sending flat out refills a lane
+/// within this, and a watch costs a write its sender must swap out and queue, then a wake.
+const LINGER: Duration = Duration::from_nanos(1500);
+
+/// Spins up to [`LINGER`] until `port` has something to receive.
+fn lingered<T>(port: &Port<T>) -> bool {
+    linger(LINGER, || !matches!(port.look(), Take::Empty))
+}
 
 /// Messages a port gives in one turn before it goes to the back of the ready list: enough that
 /// a busy port is served from its lane's batch without a look at shared words, few enough that
@@ -202,7 +212,7 @@ impl<T> PortSet<T> {
     /// message taken.
     pub fn recv(&self) -> Result<T, RecvError> {
         loop {
-            match self.poll() {
+            match self.poll(true) {
                 Poll::Message(message) => return Ok(message),
                 Poll::Closed => return Err(closed()),
                 Poll::Empty => {
@@ -214,7 +224,7 @@ impl<T> PortSet<T> {
 
     /// Takes a message if one is already here.
     pub fn try_recv(&self) -> Result<T, TryRecvError> {
-        match self.poll() {
+        match self.poll(false) {
             Poll::Message(message) => Ok(message),
             Poll::Empty => Err(TryRecvError::Empty(())),
             Poll::Closed => Err(TryRecvError::Disconnected(closed())),
@@ -234,7 +244,7 @@ impl<T> PortSet<T> {
     pub fn recv_deadline(&self, deadline: Instant) -> Result<T, RecvTimeoutError> {
         let mut timed_out = false;
         loop {
-            match self.poll() {
+            match self.poll(!timed_out) {
                 Poll::Message(message) => return Ok(message),
                 Poll::Closed => return Err(RecvTimeoutError::Disconnected(closed())),
                 // One last look after the deadline, so a message that came with it is taken.
@@ -268,7 +278,7 @@ impl<T> PortSet<T> {
 
     /// Serves the local ready list until a message turns up or the list runs dry. O(1) per
     /// message: each port popped either yields one, or is watched, or leaves the set.
-    fn poll(&self) -> Poll<T> {
+    fn poll(&self, linger: bool) -> Poll<T> {
         let mut local = self.local.borrow_mut();
         let local = &mut *local;
         loop {
@@ -293,7 +303,13 @@ impl<T> PortSet<T> {
                         // A port that ran dry in its turn is likely busy: it goes to the back
                         // unwatched and is looked at again next round, which costs a load
                         // where a watch costs a write its sender would have to take back. A
-                        // port found dry at the start of its turn is watched.
+                        // port found dry at the start of its turn is watched, unless a wait
+                        // would come next and its sender sends within a moment.
+                        let alone = local.ready.is_empty() && !self.list.is_pending();
+                        if served == 0 && linger && alone && lingered(&member.port) {
+                            local.current = Some((index, 0));
+                            continue;
+                        }
                         if served > 0 || !member.watch() {
                             self.list.drain(&mut local.ready, &mut local.spare);
                             local.ready.push_back(index);
@@ -362,7 +378,7 @@ impl<T> Future for PortSetRecv<'_, T> {
     fn poll(self: Pin<&mut Self>, cx: &mut Context<'_>) -> std::task::Poll<Self::Output> {
         let this = self.get_mut();
         loop {
-            let resolved = match this.set.poll() {
+            let resolved = match this.set.poll(false) {
                 Poll::Message(message) => Ok(message),
                 Poll::Closed => Err(closed()),
                 Poll::Empty => {

@@ -101,6 +101,38 @@ pub(crate) fn spin_until(deadline: Option<Instant>, mut ready: impl FnMut() -> b
     ready
 }
 
+/// Spins for at most `duration` (and no longer than [`set_spin_limit`] allows) until `ready()`
+/// returns true; returns whether it did. A short, fixed spin that leaves the thread's adaptive
+/// budget alone: for a wait that is likely to end within it. Reads the clock once per 8 checks.
+#[cfg(not(loom))]
+pub(crate) fn linger(duration: Duration, mut ready: impl FnMut() -> bool) -> bool {
+    let limit = Duration::from_nanos(u64::from(LIMIT_NANOS.load(Ordering::Relaxed)));
+    let end = Instant::now() + duration.min(limit);
+    // Pauses between checks double up to 64: each check reads the sender's cache line, and a
+    // sender that must take the line back for every message it sends goes slower for it.
+    let mut pauses = 1;
+    loop {
+        for _ in 0..8 {
+            if ready() {
+                return true;
+            }
+            for _ in 0..pauses {
+                std::hint::spin_loop();
+            }
+            pauses = (pauses * 2).min(64);
+        }
+        if Instant::now() >= end {
+            return false;
+        }
+    }
+}
+
+/// Under loom a linger is one check, as a spin is.
+#[cfg(loom)]
+pub(crate) fn linger(_duration: Duration, mut ready: impl FnMut() -> bool) -> bool {
+    ready()
+}
+
 /// Under loom a spin is one check: spinning only multiplies the interleavings to explore, and
 /// parking covers every outcome a spin could have.
 #[cfg(loom)]

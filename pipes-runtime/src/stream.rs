@@ -48,6 +48,7 @@ pub struct Chan<T> {
 
 impl<T> Chan<T> {
     /// Sends a message. Never blocks; hands the message back if the port is gone.
+    #[inline]
     pub fn send(&self, message: T) -> Result<(), SendError<T>> {
         self.tx.send(message).map_err(SendError)
     }
@@ -78,6 +79,7 @@ impl<T> Port<T> {
 
     /// Takes the next message, without building an error when there is none. When the lane
     /// is closed and drained and its chan became a shared chan, the port moves on to the queue.
+    #[inline]
     pub(crate) fn take_next(&self) -> Take<T> {
         if let Some(queue) = self.queue() {
             // SAFETY: this port is the queue's one consumer, on one thread at a time (it is not
@@ -91,6 +93,7 @@ impl<T> Port<T> {
     }
 
     /// What a receive would find, without taking it.
+    #[inline]
     pub(crate) fn look(&self) -> Take<()> {
         if let Some(queue) = self.queue() {
             // SAFETY: as in `take_next`.
