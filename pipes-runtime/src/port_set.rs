@@ -74,11 +74,6 @@ use crate::wait::{StateWord, closed_word};
 /// within this, and a watch costs a write its sender must swap out and queue, then a wake.
 const LINGER: Duration = Duration::from_nanos(1500);
 
-/// Spins up to [`LINGER`] until `port` has something to receive.
-fn lingered<T>(port: &Port<T>) -> bool {
-    linger(LINGER, || !matches!(port.look(), Take::Empty))
-}
-
 /// Messages a port gives in one turn before it goes to the back of the ready list: enough that
 /// a busy port is served from its lane's batch without a look at shared words, few enough that
 /// the others wait at most one round of such turns.
@@ -306,7 +301,7 @@ impl<T> PortSet<T> {
                         // port found dry at the start of its turn is watched, unless a wait
                         // would come next and its sender sends within a moment.
                         let alone = local.ready.is_empty() && !self.list.is_pending();
-                        if served == 0 && linger && alone && lingered(&member.port) {
+                        if served == 0 && linger && alone && self.lingered(&member.port) {
                             local.current = Some((index, 0));
                             continue;
                         }
@@ -339,6 +334,14 @@ impl<T> PortSet<T> {
                 .watched = false;
             local.current = Some((index, 0));
         }
+    }
+
+    /// Spins up to [`LINGER`] until `port` has something to receive; gives up early when a
+    /// sender queues another port.
+    fn lingered(&self, port: &Port<T>) -> bool {
+        linger(LINGER, || {
+            !matches!(port.look(), Take::Empty) || self.list.is_pending()
+        }) && !matches!(port.look(), Take::Empty)
     }
 
     /// Waits for a sender to queue a port: spins for the thread's budget, then parks. Returns
