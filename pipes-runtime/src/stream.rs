@@ -25,8 +25,8 @@ use crate::lane::{LaneRx, LaneTx, lane};
 use crate::mpsc::SharedQueue;
 use crate::sync::Arc;
 use crate::take::Take;
-use crate::target::{QueueTarget, Target};
-use crate::wait::{StateWord, closed_word};
+use crate::target::{PortTarget, Target};
+use crate::wait::{Found, StateWord, closed_word};
 use crate::waiter::Waiter;
 
 /// Makes a stream: the receiving and the sending end, in that order.
@@ -176,15 +176,9 @@ impl<T> Port<T> {
         matches!(self.look(), Take::Message(()))
     }
 
-    /// What select and port sets wait on: the lane's word until it moves past this port's
-    /// position, or the shared chan's queue. Valid until this port next receives.
+    /// What select waits on: this port, through [`PortTarget`].
     pub(crate) fn target(&self) -> Target<'_> {
-        // A look first, so a lane that ran out into a queue is waited on as that queue.
-        let _ = self.look();
-        match self.queue() {
-            Some(_) => Target::queue(self),
-            None => Target::lane(self.rx.word(), self.rx.idle()),
-        }
+        Target::port(self)
     }
 
     /// Leaves `waiter` where the next send (or the chan's drop) wakes it. `false` (and nothing
@@ -196,7 +190,11 @@ impl<T> Port<T> {
         match self.queue() {
             // SAFETY: as in `take_next`.
             Some(queue) => unsafe { queue.register(waiter) },
-            None => self.rx.word().register(self.rx.idle(), waiter).is_ok(),
+            // A waiter already there (one select given the port twice) stays registered.
+            None => matches!(
+                self.rx.word().register(self.rx.idle(), waiter),
+                Ok(()) | Err(Found::Duplicate)
+            ),
         }
     }
 
@@ -238,9 +236,10 @@ impl<T> Port<T> {
     }
 }
 
-/// The port is its queue's one consumer, so it forwards select's calls, which come from the
-/// port's own thread while it is borrowed (not received from).
-impl<T> QueueTarget for Port<T> {
+/// Select's view of a port: its lane until the lane runs out into a shared chan's queue, then
+/// the queue, whose one consumer the port is. Called from the port's own thread while it is
+/// borrowed (not received from).
+impl<T> PortTarget for Port<T> {
     fn is_ready(&self) -> bool {
         !matches!(self.look(), Take::Empty)
     }
@@ -250,30 +249,50 @@ impl<T> QueueTarget for Port<T> {
     }
 
     fn woken(&self, waiter: &Arc<Waiter>) -> bool {
-        self.queue().is_none_or(|queue| {
+        if self.is_ready() {
+            return true;
+        }
+        match self.queue() {
             // SAFETY: as in `take_next`.
-            unsafe { queue.woken(waiter) }
-        })
+            Some(queue) => unsafe { queue.woken(waiter) },
+            // Still in the word: a spurious wake. Otherwise displaced (or swapped out by a
+            // hang-up into a queue, now looked at): register again.
+            None if self.rx.word().load() == Arc::as_ptr(waiter) as usize => false,
+            None => !self.watch(waiter),
+        }
     }
 
     fn unregister(&self, waiter: &Arc<Waiter>) -> bool {
-        self.queue().is_none_or(|queue| {
-            // SAFETY: as in `take_next`.
-            unsafe { queue.unregister(waiter) }
-        })
+        self.unwatch(waiter);
+        self.is_ready()
     }
 
     fn watch(&self, waker: &Waker, mine: &mut Option<Arc<Waiter>>) -> bool {
-        self.queue().is_none_or(|queue| {
-            // SAFETY: as in `take_next`.
-            unsafe { queue.watch(waker, mine) }
-        })
+        loop {
+            if self.is_ready() {
+                return true;
+            }
+            match self.queue() {
+                // SAFETY: as in `take_next`.
+                Some(queue) => return unsafe { queue.watch(waker, mine) },
+                None => {
+                    let word = self.rx.word();
+                    if word.watch(self.rx.idle(), waker, mine).is_pending() {
+                        return false;
+                    }
+                    // The lane moved: a message, a hang-up, or a hang-up into a queue.
+                }
+            }
+        }
     }
 
     fn unwatch(&self, mine: &mut Option<Arc<Waiter>>) {
-        if let Some(queue) = self.queue() {
+        match self.queue() {
             // SAFETY: as in `take_next`.
-            unsafe { queue.unwatch(mine) };
+            Some(queue) => unsafe { queue.unwatch(mine) },
+            None => {
+                self.rx.word().unwatch(self.rx.idle(), mine);
+            }
         }
     }
 }

@@ -22,14 +22,16 @@ enum Kind<'a> {
     /// A word, and the word in it that means nothing for the receiver yet.
     Word(&'a StateWord, usize),
     Set(&'a dyn SetTarget),
-    /// A shared chan's queue, as its port sees it.
-    Queue(&'a dyn QueueTarget),
+    /// A stream port: its lane, or the shared chan's queue the lane ran out into.
+    Port(&'a dyn PortTarget),
 }
 
-/// A shared chan's queue as select sees it, through its port (`mpsc.rs`). Every method is
-/// called by that port's borrower, on the port's thread, while the port is not received from:
-/// the queue's consumer contract.
-pub(crate) trait QueueTarget {
+/// A stream port as select sees it: its lane's word, or, once the chan became a shared chan and
+/// the lane ran dry, the queue (`mpsc.rs`). Dynamic, so that a port whose lane runs out into a
+/// queue while select waits moves on to the queue, rather than looking ready with nothing to
+/// receive. Every method is called by the port's borrower, on the port's thread, while the
+/// port is not received from.
+pub(crate) trait PortTarget {
     /// Whether a receive would not wait.
     fn is_ready(&self) -> bool;
     /// Leaves `waiter` to be woken by the next message; `false` if a receive would not wait.
@@ -67,14 +69,9 @@ impl<'a> Target<'a> {
         Target(Kind::Word(word, EMPTY))
     }
 
-    /// Waits on a lane's word until it differs from `idle` (the receiver's position).
-    pub(crate) fn lane(word: &'a StateWord, idle: usize) -> Self {
-        Target(Kind::Word(word, idle))
-    }
-
-    /// Waits on a shared chan's queue.
-    pub(crate) fn queue(queue: &'a dyn QueueTarget) -> Self {
-        Target(Kind::Queue(queue))
+    /// Waits on a stream port.
+    pub(crate) fn port(port: &'a dyn PortTarget) -> Self {
+        Target(Kind::Port(port))
     }
 
     pub(crate) fn set(set: &'a dyn SetTarget) -> Self {
@@ -85,7 +82,7 @@ impl<'a> Target<'a> {
         match self.0 {
             Kind::Word(word, idle) => word.is_ready(idle),
             Kind::Set(set) => set.settle(),
-            Kind::Queue(queue) => queue.is_ready(),
+            Kind::Port(port) => port.is_ready(),
         }
     }
 
@@ -111,7 +108,7 @@ impl<'a> Target<'a> {
                 }
             },
             // Registering twice (the same port selected twice) leaves the one waiter.
-            Kind::Queue(queue) => match queue.register(waiter) {
+            Kind::Port(port) => match port.register(waiter) {
                 true => Registration::Stored,
                 false => Registration::Ready,
             },
@@ -132,7 +129,7 @@ impl<'a> Target<'a> {
                 set.ready_list().pushed(waiter)
                     && matches!(self.register(waiter), Registration::Ready)
             }
-            Kind::Queue(queue) => queue.woken(waiter),
+            Kind::Port(port) => port.woken(waiter),
         }
     }
 
@@ -145,7 +142,7 @@ impl<'a> Target<'a> {
                 .unregister(idle, waiter)
                 .is_err_and(|found| is_settled(found, idle)),
             Kind::Set(set) => !set.ready_list().disarm(waiter) && set.settle(),
-            Kind::Queue(queue) => queue.unregister(waiter),
+            Kind::Port(port) => port.unregister(waiter),
         }
     }
 
@@ -154,7 +151,7 @@ impl<'a> Target<'a> {
     pub(crate) fn watch(self, watch: &mut Option<Arc<Waiter>>, waker: &Waker) -> bool {
         match self.0 {
             Kind::Word(word, idle) => word.watch(idle, waker, watch).is_ready(),
-            Kind::Queue(queue) => queue.watch(waker, watch),
+            Kind::Port(port) => port.watch(waker, watch),
             Kind::Set(_) => {
                 if let Some(waiter) = watch.as_ref()
                     && waiter.is_task_of(waker)
@@ -187,7 +184,7 @@ impl<'a> Target<'a> {
             Kind::Word(word, idle) => {
                 word.unwatch(idle, watch);
             }
-            Kind::Queue(queue) => queue.unwatch(watch),
+            Kind::Port(port) => port.unwatch(watch),
             Kind::Set(_) => {
                 if let Some(waiter) = watch.take() {
                     self.unregister(&waiter);

@@ -208,3 +208,25 @@ fn a_port_set_sleeps_on_a_shared_chans_port() {
         sender.join().unwrap();
     }
 }
+
+/// A select waiting on a port whose chan becomes a shared chan meanwhile keeps waiting (the
+/// lane's hang-up is not the end of the stream) and reports the port once a message is there.
+#[test]
+fn a_select_waiting_while_the_chan_is_shared_reports_the_port_with_its_message() {
+    use pipes_runtime::selecti;
+    use std::time::Duration;
+
+    let (port, chan) = stream::<u8>();
+    let (other, _other_chan) = stream::<u8>();
+    let sharer = thread::spawn(move || {
+        thread::sleep(Duration::from_millis(20));
+        let shared = SharedChan::new(chan);
+        thread::sleep(Duration::from_millis(20));
+        shared.send(5).unwrap();
+        shared
+    });
+    assert_eq!(selecti(&[&other, &port]), 1);
+    assert_eq!(port.try_recv().unwrap(), 5);
+    drop(sharer.join().unwrap());
+    assert!(port.recv().is_err());
+}
