@@ -26,7 +26,7 @@ use crossbeam_utils::CachePadded;
 
 use crate::queue::{Pop, Queue};
 use crate::spin::spin_until;
-use crate::sync::{Arc, AtomicUsize, Ordering, UnsafeCell, park_until, thread};
+use crate::sync::{Arc, AtomicUsize, Ordering, UnsafeCell, park};
 use crate::take::Take;
 use crate::wait::{Found, StateWord, is_waiter, wake};
 use crate::waiter::Waiter;
@@ -278,14 +278,9 @@ impl<T> SharedQueue<T> {
             return true;
         }
         loop {
-            match deadline {
-                None => thread::park(),
-                Some(deadline) => {
-                    if !park_until(deadline) {
-                        // SAFETY: as the caller guarantees.
-                        return unsafe { self.unregister(&me) };
-                    }
-                }
+            if !park(deadline) {
+                // SAFETY: as the caller guarantees.
+                return unsafe { self.unregister(&me) };
             }
             // SAFETY: as the caller guarantees.
             if unsafe { self.woken(&me) } {

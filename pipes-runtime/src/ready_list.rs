@@ -4,7 +4,7 @@
 use std::collections::VecDeque;
 use std::time::Instant;
 
-use crate::sync::{Arc, Ordering, park_until, thread};
+use crate::sync::{Arc, Ordering, park};
 use crate::waiter::{CLOSED, IDLE, ReadyList, SLEEPING, Waiter};
 
 impl ReadyList {
@@ -105,14 +105,9 @@ impl ReadyList {
             return true;
         }
         loop {
-            match deadline {
-                None => thread::park(),
-                Some(deadline) => {
-                    if !park_until(deadline) {
-                        // If a push got in first, there is something to drain.
-                        return !self.disarm(&me);
-                    }
-                }
+            if !park(deadline) {
+                // If a push got in first, there is something to drain.
+                return !self.disarm(&me);
             }
             if !self.still_asleep(&me) {
                 return true;

@@ -45,7 +45,7 @@ use std::time::{Duration, Instant};
 use crate::endpoint::Recv;
 use crate::error::{RecvError, TryRecvError};
 use crate::spin::spin_until;
-use crate::sync::{Arc, park_until, thread};
+use crate::sync::{Arc, park};
 use crate::target::{Registration, Target};
 use crate::waiter::Waiter;
 
@@ -175,13 +175,8 @@ pub(crate) fn wait_ready<'a>(
             if let Some(i) = (0..registered).map(at).find(|&i| target(i).woken(&waiter)) {
                 break Some(i);
             }
-            match deadline {
-                None => thread::park(),
-                Some(deadline) => {
-                    if !park_until(deadline) {
-                        break None;
-                    }
-                }
+            if !park(deadline) {
+                break None;
             }
         };
     }

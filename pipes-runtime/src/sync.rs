@@ -58,6 +58,19 @@ impl<T> UnsafeCell<T> {
     }
 }
 
+/// Parks the current thread until it is unparked, or until `deadline` passes if there is one
+/// (spurious returns are allowed: callers re-check their condition). Returns `false` once the
+/// deadline has passed.
+pub(crate) fn park(deadline: Option<Instant>) -> bool {
+    match deadline {
+        None => {
+            thread::park();
+            true
+        }
+        Some(deadline) => park_until(deadline),
+    }
+}
+
 /// Parks the current thread until it is unparked or `deadline` passes (spurious returns are
 /// allowed: callers re-check their condition). Returns `false` once the deadline has passed.
 #[cfg(not(loom))]

@@ -23,7 +23,7 @@ use std::task::{Poll, Waker};
 use std::time::Instant;
 
 use crate::spin::spin_until;
-use crate::sync::{Arc, AtomicUsize, Ordering, park_until, thread};
+use crate::sync::{Arc, AtomicUsize, Ordering, park};
 use crate::waiter::Waiter;
 
 /// No message yet, both endpoints alive.
@@ -126,16 +126,11 @@ impl StateWord {
                     // Displaced, which no one can do while we block; register again all the same.
                     break;
                 }
-                match deadline {
-                    None => thread::park(),
-                    Some(deadline) => {
-                        if !park_until(deadline) {
-                            return self
-                                .unregister(idle, &me)
-                                .err()
-                                .and_then(|word| Settled::new(word, idle));
-                        }
-                    }
+                if !park(deadline) {
+                    return self
+                        .unregister(idle, &me)
+                        .err()
+                        .and_then(|word| Settled::new(word, idle));
                 }
             }
         }
