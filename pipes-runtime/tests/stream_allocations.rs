@@ -6,7 +6,7 @@ mod common;
 
 use std::sync::atomic::Ordering;
 
-use common::counting::{ALLOCATIONS, Counting, LIVE_BYTES};
+use common::counting::{Counting, LIVE_BYTES, thread_allocations};
 use common::size;
 
 #[global_allocator]
@@ -24,7 +24,7 @@ fn a_stream_that_keeps_up_allocates_nothing_and_a_backlog_costs_eight_bytes_a_me
             assert_eq!(port.recv().unwrap(), round * 1000 + i);
         }
     }
-    let before = ALLOCATIONS.load(Ordering::SeqCst);
+    let before = thread_allocations();
     let rounds = size(1000, 20) as u64;
     for round in 0..rounds {
         for i in 0..100 {
@@ -35,7 +35,7 @@ fn a_stream_that_keeps_up_allocates_nothing_and_a_backlog_costs_eight_bytes_a_me
         }
     }
     assert_eq!(
-        ALLOCATIONS.load(Ordering::SeqCst) - before,
+        thread_allocations() - before,
         0,
         "{} messages in steady state",
         rounds * 100
