@@ -76,6 +76,7 @@ mod future;
 mod oneshot;
 mod packet;
 mod port_set;
+mod queue;
 mod select;
 mod shared;
 mod spin;
@@ -210,6 +211,13 @@ macro_rules! select_async {
     ($($arms:tt)*) => {
         $crate::__private::select_impl! { $crate; async; $($arms)* }
     };
+}
+
+/// The multi-producer queue that shared chans will use, reachable only for its model tests,
+/// stress tests and benchmark. Not a public API.
+#[doc(hidden)]
+pub mod __queue {
+    pub use crate::queue::{Pop, Queue};
 }
 
 /// What generated protocol code uses. Not a public API: it changes with the code generator.
