@@ -830,8 +830,18 @@ mod tests {
     }
 
     fn pop<T>(queue: &Queue<T>) -> Pop<T> {
-        // SAFETY: each test is the queue's only consumer, and pops before any close.
+        // SAFETY: each test is its queue's only consumer, and pops before any close.
         unsafe { queue.pop() }
+    }
+
+    fn arm<T>(queue: &Queue<T>) -> bool {
+        // SAFETY: as in `pop`.
+        unsafe { queue.arm() }
+    }
+
+    fn disarm<T>(queue: &Queue<T>) -> bool {
+        // SAFETY: as in `pop`, right after an `arm`.
+        unsafe { queue.disarm() }
     }
 
     impl<T> Queue<T> {
@@ -906,24 +916,20 @@ mod tests {
     #[test]
     fn the_producer_of_an_armed_slot_and_only_it_is_told_to_signal() {
         let queue = Queue::new();
-        // SAFETY (every consumer call below): the test is the only consumer.
-        assert!(unsafe { queue.arm() }, "nothing published: park");
+        assert!(arm(&queue), "nothing published: park");
         assert_eq!(queue.push(1), Ok(true));
         assert_eq!(queue.push(2), Ok(false), "armed for message 1 only");
-        assert!(!unsafe { queue.arm() }, "message 1 is there");
+        assert!(!arm(&queue), "message 1 is there");
         assert_eq!(pop(&queue), Pop::Message(1));
         assert_eq!(pop(&queue), Pop::Message(2));
-        assert!(unsafe { queue.arm() });
-        assert!(
-            !unsafe { queue.disarm() },
-            "nothing published: no signal coming"
-        );
+        assert!(arm(&queue));
+        assert!(!disarm(&queue), "nothing published: no signal coming");
         assert_eq!(queue.push(3), Ok(false), "disarmed");
         assert_eq!(pop(&queue), Pop::Message(3));
-        assert!(unsafe { queue.arm() });
+        assert!(arm(&queue));
         assert_eq!(queue.push(4), Ok(true));
         assert!(
-            unsafe { queue.disarm() },
+            disarm(&queue),
             "published after the arm: a signal is coming"
         );
         assert_eq!(pop(&queue), Pop::Message(4));
@@ -936,8 +942,7 @@ mod tests {
             queue.push(i).unwrap();
             assert_eq!(pop(&queue), Pop::Message(i));
         }
-        // SAFETY: the only consumer.
-        assert!(unsafe { queue.arm() });
+        assert!(arm(&queue));
         assert_eq!(queue.push(SEGMENT), Ok(true));
         assert_eq!(pop(&queue), Pop::Message(SEGMENT));
     }
@@ -947,8 +952,7 @@ mod tests {
         let queue = Queue::<u8>::new();
         queue.add_sender();
         assert!(!queue.remove_sender(), "not the last");
-        // SAFETY: the only consumer.
-        assert!(unsafe { queue.arm() });
+        assert!(arm(&queue));
         assert!(queue.remove_sender(), "the last, onto the armed slot");
         assert_eq!(pop(&queue), Pop::Closed);
         assert_eq!(pop(&queue), Pop::Closed);
