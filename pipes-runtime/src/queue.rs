@@ -7,59 +7,74 @@
 //!
 //! - Messages live in *segments* of [`SEGMENT`] slots, linked into a list. A *position* is a
 //!   message's place in the queue, counted in steps of 2 (`tail`'s low bit is [`CLOSED`]), and
-//!   a segment holds the positions `start .. start + SPAN`.
+//!   a segment holds the positions `start .. start + SPAN`. Positions wrap; they are compared
+//!   by their wrapping difference.
 //! - Push: `tail.fetch_add` claims a position (if `CLOSED` was set, the value goes back). The
 //!   producer finds the position's segment by walking from `tail_segment`, usually not at all,
-//!   writes its slot and publishes it by setting the slot's `WRITTEN` bit in the segment's
-//!   ready words (two bits a slot, [`SLOTS_PER_WORD`] slots a word) with one `fetch_or`.
-//! - Linking: the producer that claims the first slot of a segment links the *next* one (a
-//!   recycled spare, or a new allocation) before it publishes, then moves `tail_segment` up to
-//!   its own segment. Only producers that run a whole segment ahead wait (spin) for a link: the
-//!   "bounded moment" of one allocation. The consumer never waits for one: it reaches the end of
-//!   a segment only after popping its first slot, which was published after the link.
+//!   writes its slot and publishes it by adding the slot's `WRITTEN` bit to the segment's ready
+//!   words (two bits a slot, [`SLOTS_PER_WORD`] slots a word): one `lock xadd`. The consumer
+//!   pops in position order, so a push that happens before another is popped first: its
+//!   `fetch_add` comes first in `tail`'s modification order.
+//! - Linking: the producer that claims the first slot of a segment moves `tail_segment` up to
+//!   it, writes and publishes its slot, and only then links the *next* segment (a recycled
+//!   spare, or a new allocation) and sets the segment's `linked` flag. After the publish, so
+//!   the consumer never waits on a slot for an allocation (before, a `malloc` inside the
+//!   claim-to-publish window, page faults included, stalled the consumer and every producer a
+//!   segment ahead). A producer that needs a link and finds none after a few spins links it
+//!   itself (the loser of the race hands its segment to the spare): with more producers than
+//!   cores the linker is often descheduled, and waiting for it cost a time slice per segment.
+//!   The consumer that reaches a segment's end before its link sees [`Pop::Empty`]; to sleep
+//!   there it arms the link word itself ([`ARMED_LINK`]), and whoever links swaps the tag out.
 //! - Reclaiming: a producer may still read a segment it loaded from `tail_segment` after every
 //!   slot in it was popped. So whoever moves `tail_segment` past a segment *retires* it with
 //!   the tail it observes right after the move, through an RMW (`fetch_add(0)`), and the
-//!   consumer recycles a segment only once it is retired and the consumer has popped every
-//!   position below that observed tail. Why that suffices, with no `SeqCst`: a producer whose
-//!   `fetch_add` comes after the retiring RMW in `tail`'s modification order synchronizes with
-//!   it (every write to `tail` is an RMW, so the release sequence runs unbroken), so it loads the
-//!   new `tail_segment` or a later one; a producer whose `fetch_add` comes before claimed a
-//!   position below the observed tail, and the consumer cannot pop that position before the
-//!   producer published it, which it does only when done walking. Segments are recycled in
-//!   list order, so a walk forward from a protected segment stays on protected ones, and a walk
-//!   backward (a producer that loaded a `tail_segment` beyond its own position) never passes
-//!   the producer's own segment, which holds its unpublished slot.
+//!   consumer recycles a segment only once it is retired, the consumer has popped every
+//!   position below that observed tail, and the segment's linker has set `linked` (it visits
+//!   the segment after its own publish). Why the observed tail suffices, with no `SeqCst`: a
+//!   producer whose `fetch_add` comes after the retiring RMW in `tail`'s modification order
+//!   synchronizes with it (every write to `tail` is an RMW, so the release sequence runs
+//!   unbroken), so it loads the new `tail_segment` or a later one; a producer whose `fetch_add`
+//!   comes before claimed a position below the observed tail, and the consumer cannot pop
+//!   that position before the producer published it, which it does only when done walking.
+//!   Segments are recycled in list order, so a walk forward from a protected segment stays on
+//!   protected ones, and a walk backward (a producer that loaded a `tail_segment` beyond its
+//!   own position) never passes the producer's own segment, which holds its unpublished slot.
+//!   Loom checks all this: under `cfg(loom)` every producer visit to a segment reads a cell
+//!   that its recycling writes, and recycled segments are never freed while the model runs.
 //! - One spare: the consumer hands a recycled segment to the spare word, freeing the previous
 //!   spare if nobody took it; the next link takes it. A queue that keeps up allocates nothing.
+//! - Layout: a segment's header (read by every push, written once) comes before its slots, its
+//!   ready words (written by every push) after them, so reading the header is not a miss on
+//!   the line other producers' publishes keep taking.
 //! - Producers register ([`Queue::add_sender`]); the last one to leave pushes a *close marker*
 //!   (a slot published with no value, its position in `closed_at`), so "closed and drained" is
 //!   exact: every message pushed before the last producer left is popped before
 //!   [`Pop::Closed`].
 //! - Consumer close ([`Queue::close`]): sets `CLOSED` in `tail` with one `fetch_or`, so every
 //!   later push hands its value back; every position claimed before it is waited for (each
-//!   producer is between its claim and its publish, the same bounded moment) and its value
-//!   dropped; then every segment is freed. Values are dropped in a loop, each under
-//!   `catch_unwind`, so a payload whose `Drop` panics leaks nothing (the first panic is resumed
-//!   afterwards, as in `drop_queue`).
+//!   producer is between its claim and its publish, the same bounded moment), its value
+//!   dropped; then it waits for the link duty of every segment whose first slot was claimed,
+//!   and frees every segment. Values are dropped in a loop, each under `catch_unwind`, so a
+//!   payload whose `Drop` panics leaks nothing (the first panic is resumed afterwards, as in
+//!   `drop_queue`). Dropping the queue without a close does the same.
 //!
 //! # Waking
 //!
-//! The consumer never needs a `SeqCst` fence to sleep: it arms the slot it waits for, the same
-//! word the producer publishes with, so the two RMWs are ordered and exactly one of them sees the
-//! other.
+//! The consumer never needs a `SeqCst` fence to sleep: it arms the word it waits on, the same
+//! word the producer publishes with (the slot's ready word, or the link), so the two RMWs are
+//! ordered and exactly one of them sees the other.
 //!
 //! - Consumer: `pop()` says [`Pop::Empty`]; register the waiter (store the thread handle or
-//!   `Waker` where producers will find it); then [`Queue::arm`]: `true` means the slot is still
-//!   unpublished and its producer will see the arm, so park (or return `Pending`); `false` means
-//!   a message (or the close marker) got there first, so pop again. After a wake, pop again
-//!   (wakes may be spurious). A wait that gives up (a timeout, a dropped future) calls
-//!   [`Queue::disarm`], which says whether a signal is already on its way.
+//!   `Waker` where producers will find it); then [`Queue::arm`]: `true` means nothing is there
+//!   yet and whoever publishes it will see the arm, so park (or return `Pending`); `false`
+//!   means a message (or the close marker, or a link) got there first, so pop again. After a
+//!   wake, pop again (wakes may be spurious). A wait that gives up (a timeout, a dropped future)
+//!   calls [`Queue::disarm`], which says whether a signal is already on its way.
 //! - Producer: [`Queue::push`] returns `Ok(true)` when the consumer armed the slot it just
-//!   published (and [`Queue::remove_sender`] returns `true` when it armed the close marker's):
-//!   that producer, and only it, signals the waiter. The `fetch_or` that publishes is `AcqRel`,
-//!   so the waiter the consumer stored before arming is visible to it. `Ok(false)` needs nothing
-//!   more: no wait was armed on that slot, and none will be.
+//!   published or a link it made (and [`Queue::remove_sender`] returns `true` likewise for the
+//!   close marker): that producer, and only it, signals the waiter, after the push returns.
+//!   The publishing RMW is `AcqRel`, so the waiter the consumer stored before arming is
+//!   visible to it. `Ok(false)` needs nothing more: no wait was armed there, and none will be.
 
 use std::fmt;
 use std::marker::PhantomData;
@@ -74,7 +89,8 @@ use crate::drop_queue::Panics;
 use crate::sync::{AtomicUsize, Ordering, UnsafeCell};
 
 /// Slots per segment. 32 keeps a segment's ready bits in one word on 64-bit targets and its
-/// header to 1.25 bytes a slot; loom gets 2, so two messages already cross a link.
+/// header and ready word to 1.5 bytes a slot (a backlog of `u64` costs 9.5 bytes a message);
+/// 64 and 128 measured no faster.
 #[cfg(not(loom))]
 pub(crate) const SEGMENT: usize = 32;
 /// Slots per segment under loom: tiny, so small models link, retire and recycle segments.
@@ -91,6 +107,9 @@ const STEP: usize = 2;
 const SPAN: usize = SEGMENT * STEP;
 /// In `tail`: the consumer closed the queue; pushes hand their value back.
 const CLOSED: usize = 1;
+/// In a `next` word instead of a link: the consumer reached this segment's end before the link
+/// and waits for it. Never dereferenced (segments are aligned to more than 1).
+const ARMED_LINK: usize = 1;
 /// In a retired segment's `retired` word, and in `closed_at`: the low bit marks the word set
 /// (positions are even, so `0` means "not yet").
 const SET: usize = 1;
@@ -121,6 +140,12 @@ pub struct Queue<T> {
     senders: AtomicUsize,
     /// A recycled segment for the next link, or 0.
     spare: SegmentWord<T>,
+    /// Under loom, segments are never given back to the allocator while the model runs, so a
+    /// producer touching one after its recycling or freeing is a race loom reports (see
+    /// `Segment::touch`), not a use after free it cannot see. A std mutex on purpose: loom
+    /// does not model it, so it adds no happens-before edge that could hide a race.
+    #[cfg(loom)]
+    graveyard: std::sync::Mutex<Vec<usize>>,
     /// The queue owns the `T`s in its slots.
     _owns: PhantomData<T>,
 }
@@ -154,11 +179,6 @@ struct Consumer<T> {
     ready: usize,
     /// The oldest segment not yet recycled: at or before `segment`.
     oldest: *mut Segment<T>,
-    /// Under loom, segments are never given back to the allocator while the model runs, so
-    /// that a producer touching one after it was recycled is a race loom reports (see
-    /// `Segment::touch`) rather than a use after free it cannot see.
-    #[cfg(loom)]
-    graveyard: Vec<*mut Segment<T>>,
 }
 
 /// A segment pointer in an atomic word. `AtomicUsize`, as elsewhere in the runtime, since
@@ -200,20 +220,31 @@ impl<T> SegmentWord<T> {
 }
 
 /// [`SEGMENT`] slots, their ready bits and the links. A recycled segment is reset by the
-/// consumer (ready words, `next`, `retired`) and given `start` and `prev` by its linker.
+/// consumer (ready words, `next`, `retired`, `linked`) and given `start` and `prev` by its
+/// linker.
+///
+/// `repr(C)`, in this order: the header that every push reads (`start`) but that is written
+/// once per segment comes first, the ready words that every push writes come after the slots,
+/// so a push's read of `start` is not a cache miss on the line other producers' publishes
+/// just took (measured: a seventh of a contended push).
+#[repr(C)]
 struct Segment<T> {
-    /// Two bits per slot: `WRITTEN` (its producer published it) and `WAITING` (the consumer
-    /// armed it), set by RMWs only.
-    ready: [AtomicUsize; WORDS],
     /// The first position in this segment.
     start: AtomicUsize,
     /// The segment before, for producers that loaded a `tail_segment` past their position.
     prev: SegmentWord<T>,
-    /// The segment after, linked by the producer of this segment's first slot.
+    /// The segment after, linked by the producer of this segment's first slot (or a helper).
     next: SegmentWord<T>,
     /// The tail observed after `tail_segment` moved past this segment, `| SET`; 0 before.
     retired: AtomicUsize,
+    /// 1 once the producer of this segment's first slot is done with its link duty (and
+    /// with this segment): it links after its publish, so nothing else keeps the segment alive
+    /// for it, and a helper may have linked first.
+    linked: AtomicUsize,
     slots: [UnsafeCell<MaybeUninit<T>>; SEGMENT],
+    /// Two bits per slot: `WRITTEN` (its producer published it) and `WAITING` (the consumer
+    /// armed it), set by RMWs only.
+    ready: [AtomicUsize; WORDS],
     /// Touched by producers on every visit and by the consumer when it recycles: loom then
     /// checks every visit happens before the recycle.
     #[cfg(loom)]
@@ -228,6 +259,16 @@ fn written(offset: usize) -> usize {
 /// A slot's `WAITING` bit in its ready word.
 fn waiting(offset: usize) -> usize {
     2 << (2 * (offset % SLOTS_PER_WORD))
+}
+
+/// Whether a `next` word holds a link (not null, not [`ARMED_LINK`]).
+fn is_link<T>(next: *mut Segment<T>) -> bool {
+    next.addr() > ARMED_LINK
+}
+
+/// The [`ARMED_LINK`] tag as a `next` word.
+fn armed_link<T>() -> *mut Segment<T> {
+    ptr::without_provenance_mut(ARMED_LINK)
 }
 
 /// Whether position `position` is at or past `mark`, for positions that wrap.
@@ -252,6 +293,7 @@ impl<T> Segment<T> {
             (&raw mut (*raw).prev).write(SegmentWord::new(prev));
             (&raw mut (*raw).next).write(SegmentWord::new(ptr::null_mut()));
             (&raw mut (*raw).retired).write(AtomicUsize::new(0));
+            (&raw mut (*raw).linked).write(AtomicUsize::new(0));
             let slots = (&raw mut (*raw).slots).cast::<UnsafeCell<MaybeUninit<T>>>();
             for i in 0..SEGMENT {
                 slots.add(i).write(UnsafeCell::new(MaybeUninit::uninit()));
@@ -283,17 +325,30 @@ impl<T> Segment<T> {
 struct Snooze {
     #[cfg(not(loom))]
     backoff: Backoff,
+    waited: u32,
 }
+
+/// Snoozes a producer waits for a link before it links the segment itself. Short: a link is
+/// a few dozen nanoseconds after its producer's publish, so a longer wait means that producer
+/// is descheduled, and with more producers than cores that lasts a time slice.
+const HELP_AFTER: u32 = if cfg!(loom) { 1 } else { 3 };
 
 impl Snooze {
     fn new() -> Self {
         Snooze {
             #[cfg(not(loom))]
             backoff: Backoff::new(),
+            waited: 0,
         }
     }
 
-    fn snooze(&self) {
+    /// How many times this waiter snoozed.
+    fn waited(&self) -> u32 {
+        self.waited
+    }
+
+    fn snooze(&mut self) {
+        self.waited += 1;
         // Spins a little, then yields: the producer we wait for may be queued behind us.
         #[cfg(not(loom))]
         self.backoff.snooze();
@@ -324,21 +379,22 @@ impl<T> Queue<T> {
                     offset: 0,
                     ready: 0,
                     oldest: first,
-                    #[cfg(loom)]
-                    graveyard: Vec::new(),
                 }),
             }),
             senders: AtomicUsize::new(1),
             spare: SegmentWord::new(ptr::null_mut()),
+            #[cfg(loom)]
+            graveyard: std::sync::Mutex::new(Vec::new()),
             _owns: PhantomData,
         }
     }
 
     /// Pushes `value` behind every push that happened before this one. `Err(value)` if the
-    /// consumer closed the queue. `Ok(true)`: the consumer armed a wait on this very message,
-    /// so the caller must signal it (see "Waking" in the module notes); `Ok(false)`: nothing
-    /// to do. Lock-free but for one case: a producer a whole segment ahead of the one linking
-    /// the next segment waits for that link.
+    /// consumer closed the queue. `Ok(true)`: the consumer armed a wait on this very message
+    /// (or on a link this push made), so the caller must signal it (see "Waking" in the module
+    /// notes); `Ok(false)`: nothing to do. Lock-free: one `fetch_add` to claim and one to
+    /// publish; a producer that finds the segment it needs not linked yet spins a moment, then
+    /// links it itself (an allocation, unless the spare is there).
     ///
     /// Call it only while registered as a producer (from [`Queue::new`] or
     /// [`Queue::add_sender`], until [`Queue::remove_sender`]): a push after the last producer
@@ -349,13 +405,14 @@ impl<T> Queue<T> {
         if tail & CLOSED != 0 {
             return Err(value);
         }
-        let (segment, offset) = self.claimed(tail);
+        let (segment, offset, armed) = self.claimed(tail);
         // SAFETY: `segment` holds our unpublished slot, so the consumer cannot recycle it.
-        let segment = unsafe { &*segment };
+        let found = unsafe { &*segment };
         // SAFETY: the position is ours alone (claimed by the `fetch_add`), and the consumer
         // reads the slot only after our `WRITTEN` bit, set below.
-        segment.slots[offset].with_mut(|slot| unsafe { slot.write(MaybeUninit::new(value)) });
-        Ok(Self::publish(segment, offset))
+        found.slots[offset].with_mut(|slot| unsafe { slot.write(MaybeUninit::new(value)) });
+        // SAFETY: `segment` holds the slot we claimed and wrote.
+        Ok(unsafe { self.publish(segment, offset) } | armed)
     }
 
     /// Registers another producer (a clone of a sending endpoint). Call it only while some
@@ -380,11 +437,11 @@ impl<T> Queue<T> {
         if tail & CLOSED != 0 {
             return false;
         }
-        let (segment, offset) = self.claimed(tail);
+        let (segment, offset, armed) = self.claimed(tail);
         // Relaxed: the consumer reads it after the Acquire that sees the marker's slot.
         self.consumer.closed_at.store(tail | SET, Ordering::Relaxed);
-        // SAFETY: as in `push`: the segment holds our unpublished slot.
-        Self::publish(unsafe { &*segment }, offset)
+        // SAFETY: `segment` holds the slot we claimed.
+        armed | unsafe { self.publish(segment, offset) }
     }
 
     /// Pops the next message in push order.
@@ -398,7 +455,9 @@ impl<T> Queue<T> {
             // SAFETY: only the consumer touches its state, and the caller is the consumer.
             let consumer = unsafe { &mut *consumer };
             // SAFETY: the caller's contract (one consumer, not closed).
-            unsafe { self.head_slot(consumer) };
+            if !unsafe { self.head_slot(consumer) } {
+                return Pop::Empty;
+            }
             let bit = written(consumer.offset);
             if consumer.ready & bit == 0 {
                 // SAFETY: the consumer's segment is live until the consumer recycles it.
@@ -419,10 +478,11 @@ impl<T> Queue<T> {
         })
     }
 
-    /// Arms a wait on the next message's slot, after [`Pop::Empty`] and after registering the
-    /// waiter. `true`: nothing was published there yet, and its producer will return
-    /// `Ok(true)` from its push (or `true` from the last `remove_sender`): park. `false`:
-    /// something is there now: pop it.
+    /// Arms a wait on the next message, after [`Pop::Empty`] and after registering the
+    /// waiter: on its slot, or, at a segment's end before the next segment is linked, on the
+    /// link. `true`: nothing there yet, and whoever publishes it (the slot's producer, or the
+    /// linker) will be told to signal (`Ok(true)` from `push`, `true` from the last
+    /// `remove_sender`): park. `false`: something is there now: pop it.
     ///
     /// # Safety
     ///
@@ -432,7 +492,16 @@ impl<T> Queue<T> {
             // SAFETY: as in `pop`.
             let consumer = unsafe { &mut *consumer };
             // SAFETY: the caller's contract.
-            unsafe { self.head_slot(consumer) };
+            while !unsafe { self.head_slot(consumer) } {
+                // SAFETY: as in `pop`.
+                let segment = unsafe { &*consumer.segment };
+                // AcqRel: releases the waiter to the linker, whose swap takes the tag.
+                match segment.next.compare_exchange(ptr::null_mut(), armed_link()) {
+                    Ok(_) => return true,
+                    Err(next) if !is_link(next) => return true, // Armed already.
+                    Err(_) => {}                                // Linked meanwhile: move on.
+                }
+            }
             // SAFETY: as in `pop`.
             let segment = unsafe { &*consumer.segment };
             let offset = consumer.offset;
@@ -444,19 +513,26 @@ impl<T> Queue<T> {
         })
     }
 
-    /// Takes back the wait [`Queue::arm`] left (a timeout, a dropped future). Returns `true`
-    /// if the slot was published meanwhile: its producer saw the arm, so a signal is on its
-    /// way (or came); `false`: no producer will signal for that arm.
+    /// Takes back the wait an [`Queue::arm`] that returned `true` left (a timeout, a dropped
+    /// future). Returns `true` if the slot (or link) was published meanwhile: its producer saw
+    /// the arm, so a signal is on its way (or came); `false`: nobody will signal for that arm.
     ///
     /// # Safety
     ///
-    /// As for [`Queue::pop`], and no `pop` that returned a message since the `arm`.
+    /// As for [`Queue::pop`], and no other consumer call since that `arm`.
     pub unsafe fn disarm(&self) -> bool {
         self.consumer.state.with_mut(|consumer| {
             // SAFETY: as in `pop`.
             let consumer = unsafe { &mut *consumer };
-            // SAFETY: `arm` moved to the head slot's segment; as in `pop`, it is live.
+            // SAFETY: `arm` left the consumer on the armed slot's segment, live as in `pop`.
             let segment = unsafe { &*consumer.segment };
+            if consumer.offset == SEGMENT {
+                // `arm` armed the link: if the tag is gone, the linker took it.
+                return segment
+                    .next
+                    .compare_exchange(armed_link(), ptr::null_mut())
+                    .is_err();
+            }
             let offset = consumer.offset;
             let before = segment.ready[offset / SLOTS_PER_WORD]
                 .fetch_and(!waiting(offset), Ordering::AcqRel);
@@ -485,27 +561,29 @@ impl<T> Queue<T> {
         });
     }
 
-    /// Finds the segment of a claimed position and, for a segment's first slot, does the
-    /// claimer's duties: link the next segment, move `tail_segment` up. Returns the segment
-    /// and the slot's offset in it.
-    fn claimed(&self, position: usize) -> (*mut Segment<T>, usize) {
-        let segment = self.find(position);
+    /// Finds the segment of a claimed position and, for a segment's first slot, moves
+    /// `tail_segment` up to it (the claimer's first duty; the second, linking the next
+    /// segment, comes after its publish). Returns the segment, the slot's offset in it, and
+    /// whether we linked a segment the consumer had armed (a push must then signal).
+    fn claimed(&self, position: usize) -> (*mut Segment<T>, usize, bool) {
+        let (segment, armed) = self.find(position);
         // SAFETY: `find` returns the segment holding our unpublished slot.
         let found = unsafe { &*segment };
         let offset = position.wrapping_sub(found.start.load(Ordering::Relaxed)) / STEP;
         if offset == 0 {
-            self.link_after(segment);
             self.advance_to(segment);
         }
-        (segment, offset)
+        (segment, offset, armed)
     }
 
-    /// The segment holding a claimed, unpublished `position`.
-    fn find(&self, position: usize) -> *mut Segment<T> {
+    /// The segment holding a claimed, unpublished `position`, and whether we linked a segment
+    /// the consumer had armed (helping).
+    fn find(&self, position: usize) -> (*mut Segment<T>, bool) {
         // Acquire: the segment's fields as its linker wrote them (linkers publish with Release,
         // and a move of `tail_segment` is a Release CAS by a producer that acquired the link).
         let mut segment = self.producers.tail_segment.load(Ordering::Acquire);
-        let snooze = Snooze::new();
+        let mut snooze = Snooze::new();
+        let mut armed = false;
         loop {
             // SAFETY: live, by the reclaiming argument in the notes: we loaded it (or walked
             // to it) after our claim, and our position is not popped before we publish.
@@ -516,24 +594,41 @@ impl<T> Queue<T> {
                 // Behind us: `prev` was written before this segment was linked.
                 segment = visiting.prev.load(Ordering::Relaxed);
             } else if (distance as usize) < SPAN {
-                return segment;
+                return (segment, armed);
             } else {
                 let next = visiting.next.load(Ordering::Acquire);
-                if next.is_null() {
-                    // The producer of this segment's first slot is linking the next one.
+                if is_link(next) {
+                    segment = next;
+                    snooze = Snooze::new();
+                } else if snooze.waited() < HELP_AFTER {
+                    // The producer of this segment's first slot is about to link the next one.
                     snooze.snooze();
                 } else {
-                    segment = next;
+                    // It is slow (descheduled, most likely): link it ourselves.
+                    // SAFETY: live, as above.
+                    armed |= unsafe { self.link_next(segment) };
                 }
             }
         }
     }
 
-    /// Links a segment after `segment`, whose first slot we claimed. Only we link there.
-    fn link_after(&self, segment: *mut Segment<T>) {
-        // SAFETY: holds our unpublished slot.
+    /// Links a segment after `segment` unless one is linked already: the duty of the producer
+    /// of `segment`'s first slot, after its publish, and the help of a producer that waited
+    /// for the link too long. The loser of a race hands its segment to the spare. Returns
+    /// whether the consumer had armed the link.
+    ///
+    /// # Safety
+    ///
+    /// `segment` is live until we return: we are its first slot's producer (the consumer
+    /// recycles it only after our `linked` flag), or a producer walking it, as in `find`.
+    unsafe fn link_next(&self, segment: *mut Segment<T>) -> bool {
+        // SAFETY: the caller's contract.
         let current = unsafe { &*segment };
         current.touch();
+        let mut before = current.next.load(Ordering::Acquire);
+        if is_link(before) {
+            return false;
+        }
         let start = current.start.load(Ordering::Relaxed).wrapping_add(SPAN);
         // Acquire: the consumer's reset of the recycled segment.
         let spare = self.spare.swap(ptr::null_mut(), Ordering::Acquire);
@@ -541,14 +636,42 @@ impl<T> Queue<T> {
             Segment::alloc(start, segment)
         } else {
             // SAFETY: the spare is ours alone once swapped out, reset by the consumer, and
-            // unreachable from the list until the store below.
+            // unreachable from the list until our link.
             let recycled = unsafe { &*spare };
             recycled.start.store(start, Ordering::Relaxed);
             recycled.prev.store(segment, Ordering::Relaxed);
             spare
         };
-        // Release: the new segment's fields, to whoever follows the link.
-        current.next.store(next, Ordering::Release);
+        loop {
+            current.touch();
+            // AcqRel: Release publishes the new segment's fields to whoever follows the link;
+            // Acquire sees the waiter the consumer registered before arming the link.
+            match current.next.compare_exchange(before, next) {
+                Ok(_) => return before == armed_link(),
+                Err(actual) if is_link(actual) => {
+                    // SAFETY: never linked, so ours alone.
+                    unsafe { self.give_back(next) };
+                    return false;
+                }
+                Err(actual) => before = actual, // The consumer armed or disarmed the link.
+            }
+        }
+    }
+
+    /// Makes an unlinked segment the spare, freeing the previous spare.
+    ///
+    /// # Safety
+    ///
+    /// `segment` is ours alone, unreachable, holds no value, and its ready words, `next`,
+    /// `retired` and `linked` are as `alloc` or `recycle` leave them.
+    unsafe fn give_back(&self, segment: *mut Segment<T>) {
+        // AcqRel: Release hands its state to the next taker; Acquire, the previous spare's.
+        let previous = self.spare.swap(segment, Ordering::AcqRel);
+        if !previous.is_null() {
+            // SAFETY: a spare nobody took is unreachable: only linkers take it, and they swap
+            // it out.
+            unsafe { self.bury(previous) };
+        }
     }
 
     /// Moves `tail_segment` up to `segment` (whose first slot we claimed) unless it is there
@@ -587,40 +710,59 @@ impl<T> Queue<T> {
         }
     }
 
-    /// Publishes a written slot. Returns whether the consumer had armed it.
-    fn publish(segment: &Segment<T>, offset: usize) -> bool {
-        segment.touch();
+    /// Publishes a written slot and, for a segment's first slot, then links the next segment
+    /// (unless a helper did) and sets `linked`: after the publish, so the consumer never waits
+    /// on a slot for an allocation. Returns whether the consumer had armed the slot or the
+    /// link.
+    ///
+    /// # Safety
+    ///
+    /// `segment` holds the slot at `offset`, claimed by us and written (or the close marker).
+    unsafe fn publish(&self, segment: *mut Segment<T>, offset: usize) -> bool {
+        // SAFETY: holds our unpublished slot.
+        let published = unsafe { &*segment };
+        published.touch();
         // AcqRel: Release publishes the value; Acquire sees the waiter the consumer registered
-        // before arming.
+        // before arming. An add, not an or: the bit is set once (one claim per position), and
+        // `fetch_add` is one `lock xadd` on x86, where a `fetch_or` whose result is used is a
+        // `cmpxchg` loop that producers publishing into one word make retry.
         let before =
-            segment.ready[offset / SLOTS_PER_WORD].fetch_or(written(offset), Ordering::AcqRel);
-        before & waiting(offset) != 0
+            published.ready[offset / SLOTS_PER_WORD].fetch_add(written(offset), Ordering::AcqRel);
+        let mut armed = before & waiting(offset) != 0;
+        if offset == 0 {
+            // SAFETY: we are the first slot's producer, and have not set `linked` yet.
+            armed |= unsafe { self.link_next(segment) };
+            published.touch();
+            // Release: our visits, before the consumer's recycle (it checks this flag).
+            published.linked.store(1, Ordering::Release);
+        }
+        armed
     }
 
     /// Makes `consumer.segment` hold `head`: at a segment's end, moves to the next and recycles
-    /// whatever it can behind.
+    /// whatever it can behind. Returns `false` if the next segment is not linked yet (its
+    /// linker links it right after publishing the segment's first slot).
     ///
     /// # Safety
     ///
     /// Called by the consumer, before `close`.
-    unsafe fn head_slot(&self, consumer: &mut Consumer<T>) {
+    unsafe fn head_slot(&self, consumer: &mut Consumer<T>) -> bool {
         if consumer.offset < SEGMENT {
-            return;
+            return true;
         }
         // SAFETY: the consumer's segment is live.
         let segment = unsafe { &*consumer.segment };
-        // Acquire: the next segment's fields. Never null: we popped this segment's first slot,
-        // whose producer linked the next segment before publishing it.
+        // Acquire: the next segment's fields.
         let next = segment.next.load(Ordering::Acquire);
-        debug_assert!(
-            !next.is_null(),
-            "a segment's first slot is published after its link"
-        );
+        if !is_link(next) {
+            return false;
+        }
         consumer.segment = next;
         consumer.offset = 0;
         consumer.ready = 0;
         // SAFETY: the consumer's.
         unsafe { self.recycle_behind(consumer) };
+        true
     }
 
     /// Recycles, oldest first, the segments behind the consumer that are retired and whose
@@ -634,7 +776,10 @@ impl<T> Queue<T> {
             // SAFETY: not recycled yet; only the consumer recycles.
             let oldest = unsafe { &*consumer.oldest };
             let retired = oldest.retired.load(Ordering::Acquire);
-            if retired == 0 || !reached(consumer.head, retired & !SET) {
+            if retired == 0
+                || !reached(consumer.head, retired & !SET)
+                || oldest.linked.load(Ordering::Acquire) == 0
+            {
                 return;
             }
             // The consumer walked this link already.
@@ -643,7 +788,7 @@ impl<T> Queue<T> {
             consumer.oldest = next;
             // SAFETY: every producer that could reach it is done (the notes); the consumer
             // popped all of it and moved on.
-            unsafe { self.recycle(consumer, recycled) };
+            unsafe { self.recycle(recycled) };
         }
     }
 
@@ -653,7 +798,7 @@ impl<T> Queue<T> {
     ///
     /// Called by the consumer, with a segment no producer will visit again and whose slots
     /// hold no value.
-    unsafe fn recycle(&self, consumer: &mut Consumer<T>, segment: *mut Segment<T>) {
+    unsafe fn recycle(&self, segment: *mut Segment<T>) {
         // SAFETY: the caller's contract: ours alone.
         let reset = unsafe { &*segment };
         #[cfg(loom)]
@@ -663,11 +808,12 @@ impl<T> Queue<T> {
         }
         reset.next.store(ptr::null_mut(), Ordering::Relaxed);
         reset.retired.store(0, Ordering::Relaxed);
+        reset.linked.store(0, Ordering::Relaxed);
         // AcqRel: Release hands the reset to the linker that takes it.
         let previous = self.spare.swap(segment, Ordering::AcqRel);
         if !previous.is_null() {
             // SAFETY: a spare nobody took: only linkers take it, and they swap it out.
-            unsafe { Self::retire_segment(consumer, previous) };
+            unsafe { self.bury(previous) };
         }
     }
 
@@ -676,19 +822,19 @@ impl<T> Queue<T> {
     /// # Safety
     ///
     /// As for [`Segment::free`].
-    unsafe fn retire_segment(consumer: &mut Consumer<T>, segment: *mut Segment<T>) {
+    unsafe fn bury(&self, segment: *mut Segment<T>) {
         #[cfg(loom)]
         {
             // SAFETY: the caller's contract: nobody visits it again.
             unsafe { &*segment }.life.with_mut(|_| ());
-            consumer.graveyard.push(segment);
+            let mut graveyard = self.graveyard.lock().unwrap_or_else(|e| e.into_inner());
+            graveyard.push(segment.expose_provenance());
         }
+        // SAFETY: the caller's contract.
         #[cfg(not(loom))]
-        {
-            let _ = consumer;
-            // SAFETY: the caller's contract.
-            unsafe { Segment::free(segment) };
-        }
+        unsafe {
+            Segment::free(segment)
+        };
     }
 
     /// Moves the value out of the head slot and moves `head` past it.
@@ -703,12 +849,17 @@ impl<T> Queue<T> {
         // SAFETY: the caller's contract: written once by its producer, read once here.
         let value =
             segment.slots[consumer.offset].with_mut(|slot| unsafe { slot.read().assume_init() });
+        Self::advance_head(consumer);
+        value
+    }
+
+    /// Moves `head` past its slot.
+    fn advance_head(consumer: &mut Consumer<T>) {
         consumer.head = consumer.head.wrapping_add(STEP);
         consumer.offset += 1;
         if consumer.offset.is_multiple_of(SLOTS_PER_WORD) {
             consumer.ready = 0;
         }
-        value
     }
 
     /// Drops every value from `head` up to the claim position `end` (waiting for each to be
@@ -727,14 +878,18 @@ impl<T> Queue<T> {
         // One `catch_unwind` for the whole drain, entered again after a panic: each value is
         // moved out (and `head` past it) before it is dropped.
         while !panics.catch(|| {
+            let mut snooze = Snooze::new();
             while consumer.head != end {
                 // SAFETY: the consumer's, before the segments are freed.
-                unsafe { self.head_slot(consumer) };
+                if !unsafe { self.head_slot(consumer) } {
+                    // A position below `end` lies past this link: its linker is at work.
+                    snooze.snooze();
+                    continue;
+                }
                 // SAFETY: as in `pop`.
                 let segment = unsafe { &*consumer.segment };
                 let bit = written(consumer.offset);
                 let word = &segment.ready[consumer.offset / SLOTS_PER_WORD];
-                let snooze = Snooze::new();
                 // Its producer claimed it before the close: it is between claim and publish.
                 while consumer.ready & bit == 0 {
                     consumer.ready = word.load(Ordering::Acquire);
@@ -744,28 +899,48 @@ impl<T> Queue<T> {
                 }
                 if self.consumer.closed_at.load(Ordering::Relaxed) == consumer.head | SET {
                     // The close marker holds no value.
-                    consumer.head = consumer.head.wrapping_add(STEP);
-                    consumer.offset += 1;
+                    Self::advance_head(consumer);
                     continue;
                 }
                 // SAFETY: published and holding a value.
                 drop(unsafe { Self::take(consumer) });
             }
         }) {}
-        // Every producer that claimed below `end` published, after its last visit to any
-        // segment; nobody else visits one: free them all.
+        // Every producer that claimed below `end` published, after its last visit to a segment
+        // but for one duty: the producer of a segment's first slot links the next segment
+        // after its publish, then sets `linked`. So wait for `linked` on every segment whose
+        // first position is below `end`; then nobody visits a segment again: free them all.
+        let mut snooze = Snooze::new();
+        let mut segment = consumer.oldest;
+        loop {
+            // SAFETY: the list from the oldest live segment, not freed yet.
+            let visiting = unsafe { &*segment };
+            if reached(visiting.start.load(Ordering::Relaxed), end) {
+                break; // Its first slot was claimed after the close, or never: no duty.
+            }
+            if visiting.linked.load(Ordering::Acquire) == 0 {
+                snooze.snooze();
+                continue;
+            }
+            segment = visiting.next.load(Ordering::Acquire);
+            // Once per segment, on a close: an invariant worth a real check.
+            assert!(
+                is_link(segment),
+                "pipes: a segment's link duty ended with no link"
+            );
+        }
         let mut segment = consumer.oldest;
         while !segment.is_null() {
             // SAFETY: the list from the oldest live segment; each freed once.
             let next = unsafe { &*segment }.next.load(Ordering::Acquire);
             // SAFETY: nobody reads it again (above).
-            unsafe { Self::retire_segment(consumer, segment) };
-            segment = next;
+            unsafe { self.bury(segment) };
+            segment = if is_link(next) { next } else { ptr::null_mut() };
         }
         let spare = self.spare.swap(ptr::null_mut(), Ordering::Acquire);
         if !spare.is_null() {
             // SAFETY: as above.
-            unsafe { Self::retire_segment(consumer, spare) };
+            unsafe { self.bury(spare) };
         }
         consumer.segment = ptr::null_mut();
         consumer.oldest = ptr::null_mut();
@@ -790,12 +965,17 @@ impl<T> Drop for Queue<T> {
                 // SAFETY: as above.
                 unsafe { self.drain(consumer, tail) };
             }
-            #[cfg(loom)]
-            for segment in consumer.graveyard.drain(..) {
-                // SAFETY: kept only for loom's sake, freed once here.
-                unsafe { Segment::free(segment) };
-            }
         });
+        #[cfg(loom)]
+        for segment in self
+            .graveyard
+            .get_mut()
+            .unwrap_or_else(|e| e.into_inner())
+            .drain(..)
+        {
+            // SAFETY: kept only for loom's sake, freed once here.
+            unsafe { Segment::<T>::free(ptr::with_exposed_provenance_mut(segment)) };
+        }
     }
 }
 
@@ -944,6 +1124,49 @@ mod tests {
         }
         assert!(arm(&queue));
         assert_eq!(queue.push(SEGMENT), Ok(true));
+        assert_eq!(pop(&queue), Pop::Message(SEGMENT));
+    }
+
+    /// Undoes the link after the consumer's segment, as if the producer of its first slot
+    /// were still between its publish and its link; returns the segment that was linked.
+    fn unlink_after_head<T>(queue: &Queue<T>) -> (*mut Segment<T>, *mut Segment<T>) {
+        queue.consumer.state.with_mut(|consumer| {
+            // SAFETY: the tests call this between their own operations, single-threaded.
+            let segment = unsafe { (*consumer).segment };
+            // SAFETY: the consumer's segment is live.
+            let linked = unsafe { &*segment }
+                .next
+                .swap(ptr::null_mut(), Ordering::Relaxed);
+            (segment, linked)
+        })
+    }
+
+    #[test]
+    fn a_consumer_ahead_of_a_link_arms_the_link_and_the_linker_is_told_to_signal() {
+        let queue = Queue::new();
+        for i in 0..SEGMENT {
+            queue.push(i).unwrap();
+            assert_eq!(pop(&queue), Pop::Message(i));
+        }
+        let (head, linked) = unlink_after_head(&queue);
+        assert_eq!(pop(&queue), Pop::Empty, "at the segment's end, no link yet");
+        assert!(arm(&queue), "armed the link");
+        assert!(arm(&queue), "armed already");
+        assert!(!disarm(&queue), "nobody linked: no signal coming");
+        assert!(arm(&queue));
+        // SAFETY: we stand in for the producer of `head`'s first slot, and free the segment
+        // it had linked, now unreachable.
+        unsafe {
+            assert!(queue.link_next(head), "the linker finds the arm");
+            assert!(!queue.link_next(head), "linked already: nothing to do");
+            Segment::free(linked);
+        }
+        assert!(
+            disarm(&queue),
+            "the link took the arm: a signal is on its way"
+        );
+        assert_eq!(pop(&queue), Pop::Empty);
+        assert_eq!(queue.push(SEGMENT), Ok(false));
         assert_eq!(pop(&queue), Pop::Message(SEGMENT));
     }
 

@@ -1,10 +1,15 @@
 //! Loom models of the multi-producer queue (`queue.rs`), with two-slot segments so a few
 //! messages already link, retire and recycle segments: two producers racing across links with
-//! a consumer that blocks through the wake hook (arm, park, the producer's signal); a push that
-//! happens before another is popped first; a consumer close racing pushes (each value dropped or
-//! handed back exactly once); the last producer's close marker. Under loom the queue also checks
-//! that every producer's visit to a segment happens before its recycling (`Segment::touch`).
-//! Run with `RUSTFLAGS="--cfg loom" cargo test -p pipes-runtime --test loom_queue --release`.
+//! a consumer that blocks through the wake hook (arm, park, the producer's signal); a producer
+//! walking from a retired segment while the consumer recycles it; a push that happens before
+//! another is popped first; a consumer close racing pushes, a link made by a helper, and the
+//! last producer's close marker (each value dropped or handed back exactly once). Under loom
+//! the queue also checks that every producer's visit to a segment happens before its
+//! recycling (`Segment::touch`), and producers help with a link after one snooze, so both the
+//! linker's and the helper's paths are explored. Models are bounded to three preemptions, the
+//! two largest to two (three take minutes each; two already catch every mutation of the
+//! orderings and conditions we tried); the file runs in under a minute. Run with
+//! `RUSTFLAGS="--cfg loom" cargo test -p pipes-runtime --test loom_queue --release`.
 #![cfg(loom)]
 
 use std::sync::atomic::{AtomicUsize, Ordering};
@@ -14,7 +19,7 @@ use loom::sync::atomic::AtomicBool;
 use loom::thread::{self, Thread};
 use pipes_runtime::__queue::{Pop, Queue};
 
-/// A model bounded to `preemptions` preemptions (unbounded, the larger models run for hours).
+/// A model bounded to `preemptions` preemptions (unbounded, the larger ones run for hours).
 fn model(preemptions: usize, f: impl Fn() + Send + Sync + 'static) {
     let mut model = loom::model::Builder::new();
     model.preemption_bound = Some(preemptions);
@@ -73,7 +78,6 @@ impl Drop for Counted {
 /// arrive in order, then `Closed`.
 #[test]
 fn two_producers_cross_links_and_close_while_the_consumer_blocks() {
-    // Two preemptions: three take 150 s; the deeper reclamation race has its own model below.
     model(2, || {
         let queue = Arc::new(Queue::new());
         queue.add_sender();
@@ -110,7 +114,7 @@ fn two_producers_cross_links_and_close_while_the_consumer_blocks() {
 /// that out (with a plain load there, loom reports the recycle racing A's visit).
 #[test]
 fn a_producer_walking_from_a_retired_segment_keeps_it_from_being_recycled() {
-    model(3, || {
+    model(2, || {
         let queue = Arc::new(Queue::new());
         queue.add_sender();
         let consumer = thread::current();
@@ -210,6 +214,36 @@ fn a_consumer_close_races_pushes() {
         assert_eq!(drops.load(Ordering::SeqCst), 3, "{handed_back} handed back");
         assert!(queue.push(Counted(drops.clone())).is_err());
         assert_eq!(drops.load(Ordering::SeqCst), 4);
+    });
+}
+
+/// A consumer close racing a link made by a helper: A's push takes the first slot (so A links
+/// the second segment after its publish) while B's second push needs that link and, if A is
+/// slow, links it itself. The close must still wait for A's link duty before freeing the
+/// segment A links from; every value is dropped or handed back exactly once.
+#[test]
+fn a_consumer_close_races_a_helped_link() {
+    model(2, || {
+        let drops = std::sync::Arc::new(AtomicUsize::new(0));
+        let queue = Arc::new(Queue::new());
+        queue.add_sender();
+        let pushes = |count: usize| {
+            let (queue, drops) = (queue.clone(), drops.clone());
+            thread::spawn(move || {
+                for _ in 0..count {
+                    queue.push(Counted(drops.clone())).map_err(drop).ok();
+                }
+                assert!(!queue.remove_sender(), "the consumer never arms");
+            })
+        };
+        let a = pushes(1);
+        let b = pushes(2);
+        // SAFETY: the only consumer; no consumer call after `close`.
+        unsafe { queue.close() };
+        a.join().unwrap();
+        b.join().unwrap();
+        drop(queue);
+        assert_eq!(drops.load(Ordering::SeqCst), 3);
     });
 }
 
