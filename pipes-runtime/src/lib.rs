@@ -245,6 +245,13 @@ macro_rules! select_async {
     };
 }
 
+/// The multi-producer queue behind shared chans, reachable only for its model tests, stress
+/// tests and benchmark. Not a public API.
+#[doc(hidden)]
+pub mod __queue {
+    pub use crate::queue::{Pop, Queue};
+}
+
 /// What generated protocol code uses. Not a public API: it changes with the code generator.
 #[doc(hidden)]
 pub mod __private {

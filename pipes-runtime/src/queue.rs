@@ -314,6 +314,16 @@ impl<T> Segment<T> {
         drop(unsafe { Box::from_raw(segment) });
     }
 
+    /// The ready word holding the bits of the slot at `offset`.
+    fn word(&self, offset: usize) -> &AtomicUsize {
+        &self.ready[offset / SLOTS_PER_WORD]
+    }
+
+    /// The slot at `offset`.
+    fn slot(&self, offset: usize) -> &UnsafeCell<MaybeUninit<T>> {
+        &self.slots[offset]
+    }
+
     /// A producer's visit: under loom, a read of `life` that must happen before the recycle.
     fn touch(&self) {
         #[cfg(loom)]
@@ -410,7 +420,9 @@ impl<T> Queue<T> {
         let found = unsafe { &*segment };
         // SAFETY: the position is ours alone (claimed by the `fetch_add`), and the consumer
         // reads the slot only after our `WRITTEN` bit, set below.
-        found.slots[offset].with_mut(|slot| unsafe { slot.write(MaybeUninit::new(value)) });
+        found
+            .slot(offset)
+            .with_mut(|slot| unsafe { slot.write(MaybeUninit::new(value)) });
         // SAFETY: `segment` holds the slot we claimed and wrote.
         Ok(unsafe { self.publish(segment, offset) } | armed)
     }
@@ -462,8 +474,7 @@ impl<T> Queue<T> {
             if consumer.ready & bit == 0 {
                 // SAFETY: the consumer's segment is live until the consumer recycles it.
                 let segment = unsafe { &*consumer.segment };
-                consumer.ready =
-                    segment.ready[consumer.offset / SLOTS_PER_WORD].load(Ordering::Acquire);
+                consumer.ready = segment.word(consumer.offset).load(Ordering::Acquire);
                 if consumer.ready & bit == 0 {
                     return Pop::Empty;
                 }
@@ -506,8 +517,9 @@ impl<T> Queue<T> {
             let segment = unsafe { &*consumer.segment };
             let offset = consumer.offset;
             // AcqRel: releases the waiter registered before, to the producer that sees the bit.
-            let before =
-                segment.ready[offset / SLOTS_PER_WORD].fetch_or(waiting(offset), Ordering::AcqRel);
+            let before = segment
+                .word(offset)
+                .fetch_or(waiting(offset), Ordering::AcqRel);
             consumer.ready = before | waiting(offset);
             before & written(offset) == 0
         })
@@ -534,7 +546,8 @@ impl<T> Queue<T> {
                     .is_err();
             }
             let offset = consumer.offset;
-            let before = segment.ready[offset / SLOTS_PER_WORD]
+            let before = segment
+                .word(offset)
                 .fetch_and(!waiting(offset), Ordering::AcqRel);
             consumer.ready = before & !waiting(offset);
             before & written(offset) != 0
@@ -726,8 +739,9 @@ impl<T> Queue<T> {
         // before arming. An add, not an or: the bit is set once (one claim per position), and
         // `fetch_add` is one `lock xadd` on x86, where a `fetch_or` whose result is used is a
         // `cmpxchg` loop that producers publishing into one word make retry.
-        let before =
-            published.ready[offset / SLOTS_PER_WORD].fetch_add(written(offset), Ordering::AcqRel);
+        let before = published
+            .word(offset)
+            .fetch_add(written(offset), Ordering::AcqRel);
         let mut armed = before & waiting(offset) != 0;
         if offset == 0 {
             // SAFETY: we are the first slot's producer, and have not set `linked` yet.
@@ -847,8 +861,9 @@ impl<T> Queue<T> {
         // SAFETY: the consumer's segment is live.
         let segment = unsafe { &*consumer.segment };
         // SAFETY: the caller's contract: written once by its producer, read once here.
-        let value =
-            segment.slots[consumer.offset].with_mut(|slot| unsafe { slot.read().assume_init() });
+        let value = segment
+            .slot(consumer.offset)
+            .with_mut(|slot| unsafe { slot.read().assume_init() });
         Self::advance_head(consumer);
         value
     }
@@ -889,7 +904,7 @@ impl<T> Queue<T> {
                 // SAFETY: as in `pop`.
                 let segment = unsafe { &*consumer.segment };
                 let bit = written(consumer.offset);
-                let word = &segment.ready[consumer.offset / SLOTS_PER_WORD];
+                let word = &segment.word(consumer.offset);
                 // Its producer claimed it before the close: it is between claim and publish.
                 while consumer.ready & bit == 0 {
                     consumer.ready = word.load(Ordering::Acquire);
