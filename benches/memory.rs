@@ -27,40 +27,12 @@
 //! runs only the loops, `-- --chase` only the chase.
 
 mod common;
+use common::counting::{COUNTING, Counting, LIVE_BYTES};
 use common::{numeric_args, result_line};
 
-use std::alloc::{GlobalAlloc, Layout, System};
 use std::hint::black_box;
 use std::process::Command;
-use std::sync::atomic::{AtomicBool, AtomicIsize, Ordering};
-
-struct Counting;
-
-/// Heap bytes allocated and not yet freed, over the whole process, while [`COUNTING`].
-static LIVE_BYTES: AtomicIsize = AtomicIsize::new(0);
-
-/// Whether allocations are counted: only in the memory cases, so the shared counter's cache
-/// line does not slow the speed loops and the chase down.
-static COUNTING: AtomicBool = AtomicBool::new(false);
-
-// SAFETY: defers to the system allocator and only counts.
-unsafe impl GlobalAlloc for Counting {
-    unsafe fn alloc(&self, layout: Layout) -> *mut u8 {
-        if COUNTING.load(Ordering::Relaxed) {
-            LIVE_BYTES.fetch_add(layout.size() as isize, Ordering::Relaxed);
-        }
-        // SAFETY: the caller's contract is passed through.
-        unsafe { System.alloc(layout) }
-    }
-
-    unsafe fn dealloc(&self, ptr: *mut u8, layout: Layout) {
-        if COUNTING.load(Ordering::Relaxed) {
-            LIVE_BYTES.fetch_sub(layout.size() as isize, Ordering::Relaxed);
-        }
-        // SAFETY: the caller's contract is passed through.
-        unsafe { System.dealloc(ptr, layout) }
-    }
-}
+use std::sync::atomic::Ordering;
 
 #[global_allocator]
 static GLOBAL: Counting = Counting;

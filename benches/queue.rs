@@ -11,41 +11,16 @@
 //! ratio to crossbeam-channel and to kanal.
 
 mod common;
+use common::counting::{COUNTING, Counting, LIVE_BYTES};
 use common::{cpu_time, median, numeric_args, result_line};
 
-use std::alloc::{GlobalAlloc, Layout, System};
 use std::hint::spin_loop;
 use std::sync::Arc;
-use std::sync::atomic::{AtomicBool, AtomicIsize, Ordering};
+use std::sync::atomic::Ordering;
 use std::thread;
 use std::time::Instant;
 
 use pipes_runtime::__queue::{Pop, Queue};
-
-/// Counts live heap bytes while [`COUNTING`], for the memory table.
-struct Counting;
-
-static LIVE_BYTES: AtomicIsize = AtomicIsize::new(0);
-static COUNTING: AtomicBool = AtomicBool::new(false);
-
-// SAFETY: defers to the system allocator and only counts.
-unsafe impl GlobalAlloc for Counting {
-    unsafe fn alloc(&self, layout: Layout) -> *mut u8 {
-        if COUNTING.load(Ordering::Relaxed) {
-            LIVE_BYTES.fetch_add(layout.size() as isize, Ordering::Relaxed);
-        }
-        // SAFETY: the caller's contract is passed through.
-        unsafe { System.alloc(layout) }
-    }
-
-    unsafe fn dealloc(&self, ptr: *mut u8, layout: Layout) {
-        if COUNTING.load(Ordering::Relaxed) {
-            LIVE_BYTES.fetch_sub(layout.size() as isize, Ordering::Relaxed);
-        }
-        // SAFETY: the caller's contract is passed through.
-        unsafe { System.dealloc(ptr, layout) }
-    }
-}
 
 #[global_allocator]
 static GLOBAL: Counting = Counting;

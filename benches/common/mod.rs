@@ -1,6 +1,8 @@
 //! What every benchmark program shares: CPU time, medians, and its numeric arguments.
 #![allow(dead_code)]
 
+pub mod counting;
+
 use std::time::{Duration, Instant};
 
 /// CPU time of the whole process (every thread), user plus system: reported beside wall time,
