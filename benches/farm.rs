@@ -142,19 +142,13 @@ const IMPLEMENTATIONS: &[Implementation] = &[
     },
 ];
 
-/// Median wall and CPU seconds of `repeats` runs of `f`, each result checked by `check`.
-fn measure<R>(repeats: usize, mut f: impl FnMut() -> R, check: impl Fn(R)) -> (f64, f64) {
-    let mut walls = Vec::new();
-    let mut cpus = Vec::new();
-    for _ in 0..repeats {
-        let (cpu, start) = (cpu_time(), Instant::now());
-        let result = f();
-        let (wall, cpu) = (start.elapsed(), cpu_time() - cpu);
-        check(result);
-        walls.push(wall.as_secs_f64());
-        cpus.push(cpu.as_secs_f64());
-    }
-    (median(walls), median(cpus))
+/// One run of `f`: its wall and CPU seconds, its result checked by `check`.
+fn measure<R>(f: impl FnOnce() -> R, check: impl FnOnce(R)) -> (f64, f64) {
+    let (cpu, start) = (cpu_time(), Instant::now());
+    let result = f();
+    let (wall, cpu) = (start.elapsed(), cpu_time() - cpu);
+    check(result);
+    (wall.as_secs_f64(), cpu.as_secs_f64())
 }
 
 fn main() {
@@ -180,23 +174,41 @@ fn main() {
     ];
     for (grain, task_us, elements, iterations) in grains {
         let expected = one_thread(elements, iterations);
-        let (one_wall, one_cpu) = measure(
-            repeats,
-            || one_thread(elements, iterations),
-            |sum| assert_eq!(sum, expected),
-        );
-        // (workers, name, wall, cpu)
-        let mut rows = Vec::new();
-        for workers in 1..=max_workers {
-            for implementation in IMPLEMENTATIONS {
-                let (wall, cpu) = measure(
-                    repeats,
-                    || (implementation.run)(elements, iterations, workers),
-                    |sum| assert_eq!(sum, expected, "{}: checksum", implementation.name),
-                );
-                rows.push((workers, implementation.name, wall, cpu));
+        // Samples of one thread (index 0) and of each (workers, implementation) after it. The
+        // repeats go round every configuration in turn, so a burst of load from another process
+        // on this shared machine lands on one sample of many configurations, not on every
+        // sample of one.
+        let configs = 1 + max_workers * IMPLEMENTATIONS.len();
+        let mut samples = vec![(Vec::new(), Vec::new()); configs];
+        for _ in 0..repeats {
+            let (wall, cpu) = measure(
+                || one_thread(elements, iterations),
+                |sum| assert_eq!(sum, expected),
+            );
+            samples[0].0.push(wall);
+            samples[0].1.push(cpu);
+            for workers in 1..=max_workers {
+                for (i, implementation) in IMPLEMENTATIONS.iter().enumerate() {
+                    let (wall, cpu) = measure(
+                        || (implementation.run)(elements, iterations, workers),
+                        |sum| assert_eq!(sum, expected, "{}: checksum", implementation.name),
+                    );
+                    let sample = &mut samples[1 + (workers - 1) * IMPLEMENTATIONS.len() + i];
+                    sample.0.push(wall);
+                    sample.1.push(cpu);
+                }
             }
         }
+        let mut samples = samples
+            .into_iter()
+            .map(|(walls, cpus)| (median(walls), median(cpus)));
+        let (one_wall, one_cpu) = samples.next().expect("one thread's samples");
+        // (workers, name, wall, cpu)
+        let rows: Vec<_> = (1..=max_workers)
+            .flat_map(|workers| IMPLEMENTATIONS.iter().map(move |i| (workers, i.name)))
+            .zip(samples)
+            .map(|((workers, name), (wall, cpu))| (workers, name, wall, cpu))
+            .collect();
 
         println!(
             "\nfarm, {grain} grain: {elements} elements of ~{task_us} µs ({iterations} \

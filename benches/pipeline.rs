@@ -121,25 +121,39 @@ fn main() {
     let max_stages = numbers.get(1).copied().unwrap_or(16).max(1) as usize;
     let repeats = numbers.get(2).copied().unwrap_or(3).max(1) as usize;
 
-    let stage_counts =
-        std::iter::successors(Some(1), |&s| Some(s * 2)).take_while(|&s| s <= max_stages);
-    let mut results = Vec::new();
-    for stages in stage_counts {
-        let messages = elements * (stages as u64 + 1);
-        let mut rows = Vec::new();
-        for implementation in IMPLEMENTATIONS {
-            let mut walls = Vec::new();
-            let mut cpus = Vec::new();
-            for _ in 0..repeats {
+    let stage_counts: Vec<usize> = std::iter::successors(Some(1), |&s| Some(s * 2))
+        .take_while(|&s| s <= max_stages)
+        .collect();
+    // Samples of each (stages, implementation). The repeats go round every configuration in
+    // turn, so a burst of load from another process on this shared machine lands on one sample
+    // of many configurations, not on every sample of one.
+    let mut samples = vec![(Vec::new(), Vec::new()); stage_counts.len() * IMPLEMENTATIONS.len()];
+    for _ in 0..repeats {
+        for (s, &stages) in stage_counts.iter().enumerate() {
+            for (i, implementation) in IMPLEMENTATIONS.iter().enumerate() {
                 let (cpu, start) = (cpu_time(), Instant::now());
                 let returned = (implementation.run)(elements, stages);
                 let (wall, cpu) = (start.elapsed(), cpu_time() - cpu);
                 assert_eq!(returned, elements, "{}", implementation.name);
-                walls.push(wall.as_secs_f64());
-                cpus.push(cpu.as_secs_f64());
+                let sample = &mut samples[s * IMPLEMENTATIONS.len() + i];
+                sample.0.push(wall.as_secs_f64());
+                sample.1.push(cpu.as_secs_f64());
             }
-            rows.push((implementation.name, median(walls), median(cpus)));
         }
+    }
+    let mut samples = samples
+        .into_iter()
+        .map(|(walls, cpus)| (median(walls), median(cpus)));
+    let mut results = Vec::new();
+    for stages in stage_counts {
+        let messages = elements * (stages as u64 + 1);
+        let rows: Vec<_> = IMPLEMENTATIONS
+            .iter()
+            .map(|i| {
+                let (wall, cpu) = samples.next().expect("a sample per configuration");
+                (i.name, wall, cpu)
+            })
+            .collect();
         let baseline = rows.iter().find(|r| r.0 == BASELINE).map_or(1.0, |r| r.1);
         println!(
             "\npipeline: master + {stages} stage(s), {elements} elements ({messages} messages), \
