@@ -21,15 +21,19 @@
 //!   granted stay within 100, so a producer blocks exactly when the buffer is full, as a Go
 //!   sender does. Room is granted ahead, so a producer that is not blocked waits for nothing.
 //! - `take`: the consumer sends `Take` and is answered `Item(item)`, or `Closed` once every
-//!   producer has closed and the queue is empty: Go's `for item := range ch` in types.
+//!   producer has closed and the queue is empty: Go's `for item := range ch` in types. A
+//!   consumer asks for its next item before it works on the one it has, so the answer arrives
+//!   while it works rather than costing a wake of the buffer thread on its path.
 //!
 //! Both protocols are bounded (one message in flight per session), so each session is one
 //! buffer allocated at `init()` and no message allocates; the buffer thread waits on all its
 //! sessions at once with `selecti`. It is the right protocol because it is the seed's semantics
-//! with nothing added or lost: one queue, any idle consumer takes the next item, the bound is
-//! global (not split per pair), closing is a message each side must send or receive, and the
-//! items move by ownership into the queue and out to a consumer. The cost is a thread and a
-//! hand-off more per item than a locked queue, which 1 ms of latency per item hides.
+//! with nothing lost: one queue, any idle consumer takes the next item, the bound is global
+//! (not split per pair), closing is a message each side must send or receive, and the items
+//! move by ownership into the queue and out to a consumer. What differs from a Go channel is
+//! in the types: a consumer may hold one item ahead, and a producer closes from the state where
+//! it could put, so its `Close` waits for room like a put. The cost is a thread and a hand-off
+//! more per item than a locked queue, which 1 ms of latency per item hides.
 //!
 //! The second pipes row is `examples/producer_consumer.rs`, a credit protocol with no middle
 //! thread: 25 producer-consumer sessions of 4 credits each, items dealt round-robin. Its bound

@@ -8,8 +8,8 @@
 #   --quick: one repeat and smaller sizes (under a minute), to check the suite end to end;
 #            the numbers are then only indicative, and latest.md says so.
 # Without it every configuration is repeated 5 times (the programs' REPEATS argument: each
-# program prints medians) and the run takes about 5 minutes on 2 cores (288 s measured with
-# the machine loaded).
+# program prints medians) and the run takes about 7 minutes on 2 cores (288 s measured with
+# the machine loaded before the seeds' workloads, which add about 2 minutes).
 #
 # Raw output of every command goes to benches/results/raw/, so a table can be traced back to
 # the lines it came from. Honours CARGO_TARGET_DIR.
