@@ -165,7 +165,7 @@ done
 {
     echo "date: $(date -u '+%Y-%m-%d %H:%M UTC')"
     echo "commit: $(git rev-parse --short HEAD) ($(git log -1 --format=%s | cut -c1-80))"
-    if [[ -n "$(git status --porcelain -- src benches/*.rs benches/common benches/go Cargo.toml 2>/dev/null)" ]]; then
+    if [[ -n "$(git status --porcelain -- src benches/*.rs benches/common benches/fastflow benches/go Cargo.toml 2>/dev/null)" ]]; then
         echo "working tree: uncommitted changes to the measured code"
     fi
     echo "uname: $(uname -srm)"
