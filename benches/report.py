@@ -25,6 +25,9 @@ BASELINES = {
     "pingpong": "crossbeam-channel unbounded",
     "msgsend": "crossbeam-channel unbounded",
     "ring": "crossbeam-channel",
+    "farm": "crossbeam-channel",
+    "pipeline": "crossbeam-channel",
+    "producer_consumer": "crossbeam-channel bounded(100)",
 }
 
 
@@ -189,6 +192,65 @@ def chart(path, title, x_label, y_label, series, x_log=True, y_log=True):
     path.write_text("\n".join(out) + "\n")
 
 
+# The three bars of each group in a bar chart, in the order and colours of seed 003's figures.
+BAR_COLORS = ["#1f77b4", "#ff7f0e", "#2ca02c"]
+
+
+def bars(path, title, y_label, groups, labels):
+    """A grouped bar chart: groups is [(name, [value per label])]; one colour per label."""
+    width = max(520, 120 + 150 * len(groups))
+    height = 420
+    left, right, top, bottom = 70, 20, 60, 70
+    plot_w, plot_h = width - left - right, height - top - bottom
+    y_hi = max((v for _, values in groups for v in values), default=1) * 1.1 or 1
+    step = 10 ** math.floor(math.log10(y_hi))
+    if y_hi / step < 4:
+        step /= 2
+
+    def py(y):
+        return top + plot_h - y / y_hi * plot_h
+
+    out = [
+        f'<svg xmlns="http://www.w3.org/2000/svg" width="{width}" height="{height}" '
+        f'viewBox="0 0 {width} {height}" font-family="sans-serif" font-size="12">',
+        f'<rect width="{width}" height="{height}" fill="white"/>',
+        f'<text x="{left + plot_w / 2}" y="22" text-anchor="middle" font-size="15">'
+        f"{escape(title)}</text>",
+    ]
+    y = 0.0
+    while y <= y_hi:
+        out.append(f'<line x1="{left}" y1="{py(y):.1f}" x2="{left + plot_w}" y2="{py(y):.1f}" '
+                   'stroke="#e4e4e4"/>')
+        out.append(f'<text x="{left - 6}" y="{py(y) + 4:.1f}" text-anchor="end">{y:g}</text>')
+        y += step
+    out.append(f'<rect x="{left}" y="{top}" width="{plot_w}" height="{plot_h}" fill="none" '
+               'stroke="#444"/>')
+    out.append(f'<text transform="translate(18 {top + plot_h / 2}) rotate(-90)" '
+               f'text-anchor="middle">{escape(y_label)}</text>')
+    for i, label_text in enumerate(labels):
+        lx = left + i * 110
+        out.append(f'<rect x="{lx}" y="34" width="14" height="10" fill="{BAR_COLORS[i]}"/>')
+        out.append(f'<text x="{lx + 20}" y="43">{escape(label_text)}</text>')
+    slot = plot_w / max(len(groups), 1)
+    bar_w = slot * 0.7 / len(labels)
+    for g, (name, values) in enumerate(groups):
+        x0 = left + g * slot + slot * 0.15
+        for i, v in enumerate(values):
+            out.append(f'<rect x="{x0 + i * bar_w:.1f}" y="{py(v):.1f}" width="{bar_w:.1f}" '
+                       f'height="{top + plot_h - py(v):.1f}" fill="{BAR_COLORS[i]}"/>')
+        # Long names are split over lines under the group.
+        words, lines = name.split(), [""]
+        for word in words:
+            if len(lines[-1]) + len(word) > 22:
+                lines.append("")
+            lines[-1] = (lines[-1] + " " + word).strip()
+        for k, line in enumerate(lines):
+            out.append(f'<text x="{x0 + slot * 0.35:.1f}" y="{top + plot_h + 18 + 14 * k}" '
+                       f'text-anchor="middle">{escape(line)}</text>')
+    out.append("</svg>")
+    path.write_text("\n".join(out) + "\n")
+
+
 # ---------------------------------------------------------------------------------------------
 # Sections of latest.md
 
@@ -320,6 +382,119 @@ def port_set_section(records, out, results_dir):
         out.append("")
 
 
+def farm_section(records, out, results_dir):
+    rows = [r for r in records if r["bench"] == "farm"]
+    if not rows:
+        return
+    out.append("## farm (seed 000: FastFlow's task-farm)\n")
+    out.append("An emitter deals boxed elements round-robin to W workers (floating-point work of "
+               "~5 µs or ~5 ms each), a collector gathers them in order (checked against one "
+               "thread). Median of the program's repeats; 'speed-up' is the same "
+               "implementation's wall time with one worker over the row's; 'speed' is "
+               "crossbeam-channel's wall time at the same W over the row's. 2 cores, and the "
+               "emitter and collector are threads too.\n")
+    for grain in ("small", "large"):
+        group_rows = [r for r in rows if r["grain"] == grain]
+        if not group_rows:
+            continue
+        farm_rows = [r for r in group_rows if r["workers"] > 0]
+        one = next((r for r in group_rows if r["workers"] == 0), None)
+        series = defaultdict(list)
+        for r in farm_rows:
+            series[r["impl"]].append((r["workers"], r["speedup"]))
+        first = group_rows[0]
+        what = f"{first['elements']:,} elements of ~{first['task_us']:g} µs"
+        out.append(f"### {grain} grain: {what}\n")
+        if len({r["workers"] for r in farm_rows}) > 1:
+            chart(results_dir / f"farm-{grain}.svg", f"farm, {grain} grain: {what}", "workers",
+                  "speed-up over one worker", series, x_log=False, y_log=False)
+            out.append(f"![farm {grain}: speed-up against workers](farm-{grain}.svg)\n")
+        if one:
+            out.append(f"One thread, no farm: {one['wall_s']:.4g} s, "
+                       f"{fmt(one['per_s'])} elements/s.\n")
+        body = []
+        for workers in sorted({r["workers"] for r in farm_rows}):
+            group = [r for r in farm_rows if r["workers"] == workers]
+            base = next((r["wall_s"] for r in group if r["impl"] == BASELINES["farm"]), None)
+            body += [[workers, r["impl"], f"{r['wall_s']:.4g}", f"{r['cpu_s']:.4g}",
+                      fmt(r["per_s"]), f"{r['speedup']:.2f}x", speed(base, r["wall_s"])]
+                     for r in group]
+        out.append(table(["workers", "implementation", "wall s", "cpu s", "elements/s",
+                          "speed-up", "speed"], body))
+        out.append("")
+
+
+def pipeline_section(records, out, results_dir):
+    rows = [r for r in records if r["bench"] == "pipeline"]
+    if not rows:
+        return
+    out.append("## pipeline (seed 000: FastFlow's pipeline with feedback)\n")
+    out.append("A master and k forwarding stages in a ring; the master emits a batch of 1,000 "
+               "boxed elements, then 256 for every 256 returned, until all have come back "
+               "(checked: once each, in order, through every stage). A message is one element "
+               "crossing one link (k + 1 per element). Median of the program's repeats; "
+               "'speed' is crossbeam-channel's wall time over the row's.\n")
+    series = defaultdict(list)
+    for r in rows:
+        series[r["impl"]].append((r["stages"], r["per_s"]))
+    if len({r["stages"] for r in rows}) > 1:
+        chart(results_dir / "pipeline.svg",
+              f"pipeline with feedback: {rows[0]['elements']:,} elements", "stages",
+              "messages / s", series)
+        out.append("![pipeline: messages per second against stages](pipeline.svg)\n")
+    body = []
+    for stages in sorted({r["stages"] for r in rows}):
+        group = [r for r in rows if r["stages"] == stages]
+        base = next((r["wall_s"] for r in group if r["impl"] == BASELINES["pipeline"]), None)
+        body += [[stages, r["impl"], f"{r['wall_s']:.4g}", f"{r['cpu_s']:.4g}", fmt(r["per_s"]),
+                  speed(base, r["wall_s"])] for r in group]
+    out.append(table(["stages", "implementation", "wall s", "cpu s", "msg/s", "speed"], body))
+    out.append("")
+
+
+PC_MODES = {
+    "io": ("I/O-bound", "1 ms sleep before each produce"),
+    "compute": ("compute-bound", "1 ms sleep after each consume"),
+}
+
+
+def producer_consumer_section(records, out, results_dir):
+    rows = [r for r in records if r["bench"] == "producer_consumer"]
+    if not rows:
+        return
+    out.append("## producer_consumer (seed 003)\n")
+    out.append("5 producers and 5 consumers share one buffer of 100 items, closed when the "
+               "producers are done (checked: every item consumed once). Total (wall), user and "
+               "system time of the whole process during a run, medians of the program's repeats, "
+               "as the seed's figures show them; 'ideal' is the sleep alone (items / 5 x 1 ms). "
+               "'speed' is crossbeam-channel bounded(100)'s total time over the row's.\n")
+    for mode, (short, latency) in PC_MODES.items():
+        mode_rows = [r for r in rows if r["mode"] == mode]
+        if not mode_rows:
+            continue
+        out.append(f"### {short} ({latency})\n")
+        largest = max(r["items"] for r in mode_rows)
+        groups = [(r["impl"], [r["wall_s"], r["user_s"], r["sys_s"]])
+                  for r in ordered([r for r in mode_rows if r["items"] == largest],
+                                   lambda r: 0)]
+        bars(results_dir / f"producer_consumer-{mode}.svg",
+             f"producer-consumer, {short}, {largest:,} items", "seconds", groups,
+             ["total", "user", "system"])
+        out.append(f"![producer-consumer {mode}: total, user and system time]"
+                   f"(producer_consumer-{mode}.svg)\n")
+        body = []
+        for items in sorted({r["items"] for r in mode_rows}):
+            group = [r for r in mode_rows if r["items"] == items]
+            base = next((r["wall_s"] for r in group
+                         if r["impl"] == BASELINES["producer_consumer"]), None)
+            body += [[f"{items:,}", r["impl"], f"{r['wall_s']:.3f}", f"{r['user_s']:.3f}",
+                      f"{r['sys_s']:.3f}", f"{r['ideal_s']:.3f}", speed(base, r["wall_s"])]
+                     for r in ordered(group, lambda r: 0)]
+        out.append(table(["items", "implementation", "total s", "user s", "system s", "ideal s",
+                          "speed"], body))
+        out.append("")
+
+
 def main():
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("results_dir", type=Path)
@@ -331,7 +506,8 @@ def main():
     records = parse(results_dir / "raw")
     # Only charted implementations take a colour, so the palette does not wrap within a chart.
     for record in records:
-        if record["bench"] == "pingpong" or record.get("table") == "shared-chan":
+        if record["bench"] in ("pingpong", "producer_consumer") or \
+                record.get("table") == "shared-chan" or record.get("workers") == 0:
             continue
         COLORS.setdefault(record["impl"], PALETTE[len(COLORS) % len(PALETTE)])
     for old in results_dir.glob("*.svg"):
@@ -369,6 +545,9 @@ def main():
     msgsend_section(records, out, results_dir)
     ring_section(records, out, results_dir)
     port_set_section(records, out, results_dir)
+    farm_section(records, out, results_dir)
+    pipeline_section(records, out, results_dir)
+    producer_consumer_section(records, out, results_dir)
     (results_dir / "latest.md").write_text("\n".join(out).rstrip() + "\n")
 
 

@@ -8,8 +8,8 @@
 #   --quick: one repeat and smaller sizes (under a minute), to check the suite end to end;
 #            the numbers are then only indicative, and latest.md says so.
 # Without it every configuration is repeated 5 times (the programs' REPEATS argument: each
-# program prints medians) and the run takes about 5 minutes on 2 cores (288 s measured with
-# the machine loaded).
+# program prints medians) and the run takes about 7 minutes on 2 cores (288 s measured with
+# the machine loaded before the seeds' workloads, which add about 2 minutes).
 #
 # Raw output of every command goes to benches/results/raw/, so a table can be traced back to
 # the lines it came from. Honours CARGO_TARGET_DIR.
@@ -48,6 +48,11 @@ if ((quick)); then
     msgsend_workers="1 2 4 8 100 1000"
     # tasks:laps for the ring, a tenth of the full run's laps.
     ring_configs="2:2000 8:500 100:100 503:5"
+    # The seeds' workloads: farm SMALL LARGE MAX_WORKERS, pipeline ELEMENTS MAX_STAGES, and
+    # producer-consumer item counts (each a sleep-bound 1 ms x items / 5 per mode and program).
+    farm_args="10000 20 4"
+    pipeline_args="200000 8"
+    producer_consumer_items="500"
 else
     repeats=5
     pingpong_trips=1000000
@@ -59,6 +64,12 @@ else
     # Laps chosen so that the slowest peer's token ring (std mpsc and flume park on every hop,
     # ~15 us; kanal's is ~180 us a hop at 503 threads) stays within a few seconds a run.
     ring_configs="2:20000 8:5000 100:1000 503:50"
+    # The seeds' sizes, except the large farm grain (100 elements of 5 ms, not 50,000: that
+    # would be minutes a run) and producer-consumer's 50,000 items (11 s a run, over 2 minutes
+    # even at one repeat; RESULTS.md has a run of it by hand).
+    farm_args="50000 100 4"
+    pipeline_args="1000000 16"
+    producer_consumer_items="500 5000"
 fi
 
 # Runs one command, recording it in commands.txt and its output in raw/NAME.txt.
@@ -91,7 +102,7 @@ if command -v go >/dev/null 2>&1; then
     gobin=$(mktemp -d)
     trap 'rm -rf "$gobin"' EXIT
     echo "building the Go benchmarks..."
-    for program in msgsend ring pingpong; do
+    for program in msgsend ring pingpong producer_consumer; do
         (cd benches/go && go build -o "$gobin/$program" "./$program")
     done
     echo "(Go programs are built from benches/go with 'go build'; their commands show as go/NAME)" >>"$commands"
@@ -137,11 +148,24 @@ done
 
 run port_set cargo bench -q --bench port_set -- "$port_set_messages" "$repeats"
 
+# Seed 000 (FastFlow's task-farm and pipeline with feedback) and seed 003 (producer-consumer,
+# whose Go program is the seed's own).
+# shellcheck disable=SC2086 # the argument lists split on purpose
+run farm cargo bench -q --bench farm -- $farm_args "$repeats"
+# shellcheck disable=SC2086
+run pipeline cargo bench -q --bench pipeline -- $pipeline_args "$repeats"
+for items in $producer_consumer_items; do
+    run "producer_consumer-$items" cargo bench -q --bench producer_consumer -- "$items" "$repeats"
+    if ((have_go)); then
+        go_run "go-producer_consumer-$items" producer_consumer "$items" "$repeats"
+    fi
+done
+
 # The machine the numbers come from.
 {
     echo "date: $(date -u '+%Y-%m-%d %H:%M UTC')"
     echo "commit: $(git rev-parse --short HEAD) ($(git log -1 --format=%s | cut -c1-80))"
-    if [[ -n "$(git status --porcelain -- src benches/*.rs benches/common benches/go Cargo.toml 2>/dev/null)" ]]; then
+    if [[ -n "$(git status --porcelain -- src benches/*.rs benches/common benches/fastflow benches/go Cargo.toml 2>/dev/null)" ]]; then
         echo "working tree: uncommitted changes to the measured code"
     fi
     echo "uname: $(uname -srm)"

@@ -8,14 +8,22 @@ use std::time::{Duration, Instant};
 /// CPU time of the whole process (every thread), user plus system: reported beside wall time,
 /// since a spinning receiver can buy wall time with CPU.
 pub fn cpu_time() -> Duration {
+    let (user, system) = user_system_time();
+    user + system
+}
+
+/// User and system CPU time of the whole process apart, as `time` reports them (seed 003's
+/// figures show both: a thread that parks in the kernel shows as system time).
+pub fn user_system_time() -> (Duration, Duration) {
     let mut usage = std::mem::MaybeUninit::<libc::rusage>::uninit();
     // SAFETY: getrusage writes a full `rusage` on success, which the assert checks.
     let usage = unsafe {
         assert_eq!(libc::getrusage(libc::RUSAGE_SELF, usage.as_mut_ptr()), 0);
         usage.assume_init()
     };
-    let micros = |t: libc::timeval| t.tv_sec as u64 * 1_000_000 + t.tv_usec as u64;
-    Duration::from_micros(micros(usage.ru_utime) + micros(usage.ru_stime))
+    let time =
+        |t: libc::timeval| Duration::from_micros(t.tv_sec as u64 * 1_000_000 + t.tv_usec as u64);
+    (time(usage.ru_utime), time(usage.ru_stime))
 }
 
 /// The median of some measurements (the upper one of an even count).

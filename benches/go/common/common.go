@@ -30,6 +30,16 @@ func CPUTime() time.Duration {
 	return time.Duration(usage.Utime.Nano() + usage.Stime.Nano())
 }
 
+// UserSystemTime is the process's user and system CPU time apart, as `time` reports them
+// (benches/common/mod.rs's user_system_time; seed 003's figures show both).
+func UserSystemTime() (user, system time.Duration) {
+	var usage syscall.Rusage
+	if err := syscall.Getrusage(syscall.RUSAGE_SELF, &usage); err != nil {
+		panic(err)
+	}
+	return time.Duration(usage.Utime.Nano()), time.Duration(usage.Stime.Nano())
+}
+
 // Median is the median of some measurements (the upper one of an even count, as the Rust
 // programs take it).
 func Median(values []float64) float64 {
