@@ -12,8 +12,8 @@
 //! (the `Close` message ends each of its sessions), and a consumer keeps taking items until
 //! every session it has is closed.
 //!
-//! A consumer takes from its producers round-robin (written before `select!` existed; a
-//! select over the sessions would serve whichever producer is ready), and a producer deals its
+//! A consumer takes from its producers round-robin (`select!` over its sessions would serve
+//! whichever producer is ready instead), and a producer deals its
 //! items to the consumers round-robin, so every consumer gets items from every producer and the
 //! waits form no cycle.
 //!
