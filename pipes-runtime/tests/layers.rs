@@ -51,7 +51,10 @@ fn imports(source: &str, modules: &BTreeSet<String>) -> BTreeSet<String> {
 }
 
 #[test]
-#[cfg_attr(miri, ignore = "reads the source files, which Miri's isolation forbids")]
+#[cfg_attr(
+    miri,
+    ignore = "reads the source files, which Miri's isolation forbids"
+)]
 fn runtime_files_import_only_their_own_layer_or_below_and_form_no_circle() {
     let src = Path::new(env!("CARGO_MANIFEST_DIR")).join("src");
     let mut sources = BTreeMap::new();
