@@ -220,7 +220,7 @@ fn bank_errors_name_the_protocol_and_state_and_hand_payloads_back() {
 
     let (server, client) = bank::init();
     drop(client);
-    let error = server.recv().err().expect("the client is gone");
+    let error = server.recv().expect_err("the client is gone");
     assert_eq!((error.protocol(), error.state()), ("bank", "Login"));
 }
 
@@ -405,8 +405,7 @@ fn peers_vanish_at_every_step() {
         .login("a".into(), "b".into())
         .unwrap()
         .recv()
-        .err()
-        .expect("the bank failed");
+        .expect_err("the bank failed");
     assert_eq!(error.state(), "LoginResponse");
     assert!(server.join().is_err());
 
@@ -454,4 +453,64 @@ fn generated_endpoints_are_send_when_their_payloads_are() {
     is_send::<pingpongs::pingpong::server::pong>();
     is_send::<kv_proto::kv::client::Idle<String, Vec<u8>>>();
     // Not `Sync`: see tests/ui/fail/endpoint_is_not_sync.rs.
+}
+
+mod debug {
+    /// A payload that does not implement `Debug`.
+    pub struct Opaque;
+
+    pipes::proto! {
+        pub shown {
+            Start: send<T: Send> { Pair(u32, T) -> Start<T>, Named(String) -> Done }
+            Done: recv {}
+        }
+    }
+
+    pipes::proto! {
+        pub hidden {
+            Start: send { Secret(Opaque) -> !, Plain(u8) -> ! }
+        }
+    }
+}
+
+/// `Debug` for a message enum exactly when its payloads implement it: the inherent constant
+/// shadows the trait's only when its `where` clause holds (the "impls" trick).
+struct IsDebug<T>(std::marker::PhantomData<T>);
+
+trait NotDebug {
+    const DEBUG: bool = false;
+}
+
+impl<T> NotDebug for IsDebug<T> {}
+
+impl<T: std::fmt::Debug> IsDebug<T> {
+    const DEBUG: bool = true;
+}
+
+#[test]
+fn message_enums_are_debug_when_their_payloads_are() {
+    use debug::{hidden, shown};
+    const {
+        assert!(IsDebug::<shown::Start<Vec<u8>>>::DEBUG);
+        assert!(!IsDebug::<shown::Start<debug::Opaque>>::DEBUG);
+        assert!(!IsDebug::<hidden::Start>::DEBUG);
+    }
+
+    let (server, client) = shown::init::<Vec<u8>>();
+    let _client = client.pair(7, vec![1, 2]).unwrap();
+    let message = server.recv().unwrap();
+    assert_eq!(
+        format!("{message:?}"),
+        "Pair(7, [1, 2], shown::server::Start)"
+    );
+    let shown::Start::Pair(_, _, server) = message else {
+        unreachable!()
+    };
+    drop(server);
+    let (server, client) = shown::init::<u8>();
+    client.named("n".to_string()).unwrap();
+    assert_eq!(
+        format!("{:?}", server.recv().unwrap()),
+        r#"Named("n", shown::server::Done)"#
+    );
 }

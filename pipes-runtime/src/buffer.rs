@@ -31,7 +31,6 @@ use std::time::{Duration, Instant};
 
 use crate::drop_queue::Panics;
 use crate::error::{RecvError, RecvTimeoutError, TryRecvError};
-use crate::future::RecvFuture;
 use crate::packet::{Packet, Receiving, StateName};
 use crate::sync::{AtomicUsize, Ordering, fence};
 use crate::wait::{EMPTY, FULL, Settled, StateWord, TERMINATED, is_settled, wake};
@@ -300,12 +299,6 @@ impl<T, B: Slots> RecvSlot<T, B> {
         at: &StateName,
     ) -> Result<(T, Session<B>), RecvTimeoutError<Self>> {
         self.receive_until(deadline, at)
-    }
-
-    /// A future that receives the message on any executor, resolving as `recv` returns.
-    /// Dropping it before it resolves drops this endpoint, so the peer sees the session closed.
-    pub fn recv_async(self, at: &StateName) -> RecvFuture<Self> {
-        RecvFuture::new(self, *at)
     }
 }
 

@@ -8,7 +8,7 @@
 //! | layer                         | files                                                    |
 //! |-------------------------------|----------------------------------------------------------|
 //! | select and port sets          | `select.rs`, `port_set.rs`                               |
-//! | endpoints                     | `stream.rs`, `oneshot.rs`, `shared.rs`, `buffer.rs`, `future.rs`, `endpoint.rs`, `target.rs` |
+//! | endpoints                     | `stream.rs`, `oneshot.rs`, `shared.rs`, `buffer.rs`, `state.rs`, `endpoint.rs`, `target.rs` |
 //! | packets, lanes and queues     | `packet.rs`, `lane.rs`, `mpsc.rs`, `queue.rs`, `alloc.rs`, `drop_queue.rs` |
 //! | waiting and waking            | `wait.rs`, `ready_list.rs`, `waiter.rs`, `spin.rs`, `sync.rs`, `take.rs`, `error.rs` |
 //!
@@ -68,7 +68,10 @@
 //!   displaces and wakes it; a task carries the waiters of other tasks it displaces and whoever
 //!   wakes it wakes them too (`waiter.rs`). A leftover watch costs a spurious wake, never a
 //!   free of a packet its sender may still write.
-//! - Async receives (`future.rs`): a `RecvFuture` leaves a task's `Waker` in the state word
+//! - Generated endpoints (`state.rs`, `endpoint.rs`): a state says only what its message
+//!   arrives in and how it becomes the state's enum (`RecvEndpoint`); `Recv`, the inherent
+//!   receive methods and `Debug` are written once for all states.
+//! - Async receives (`state.rs`): a `RecvFuture` leaves a task's `Waker` in the state word
 //!   where a thread would leave its handle, so sends stay one swap and a protocol can have a
 //!   thread on one side and a task on the other. No executor dependency. A port set's
 //!   `recv_async` registers the task's waker with the set instead of parking; the async
@@ -97,7 +100,6 @@ mod buffer;
 mod drop_queue;
 mod endpoint;
 mod error;
-mod future;
 mod lane;
 mod mpsc;
 mod oneshot;
@@ -108,6 +110,7 @@ mod ready_list;
 mod select;
 mod shared;
 mod spin;
+mod state;
 mod stream;
 mod sync;
 mod take;
@@ -125,6 +128,7 @@ pub use select::{
 };
 pub use shared::SharedChan;
 pub use spin::set_spin_limit;
+pub use state::RecvFuture;
 pub use stream::{Chan, Iter, Port, PortRecv, TryIter, stream};
 
 /// Declares protocols and generates their typed endpoints. See the `pipes` crate docs for the
@@ -255,18 +259,19 @@ pub mod __queue {
 /// What generated protocol code uses. Not a public API: it changes with the code generator.
 #[doc(hidden)]
 pub mod __private {
+    pub use crate::__endpoints as endpoints;
     pub use crate::buffer::{RecvSlot, SendSlot, Session, Slot, Slots, session};
     pub use crate::endpoint::Recv;
     pub use crate::error::{RecvError, RecvTimeoutError, SendError, TryRecvError};
-    pub use crate::future::RecvFuture;
     pub use crate::packet::{Receiving, RecvPacket, SendPacket, StateName, entangle};
+    pub use crate::state::{RecvEndpoint, RecvFuture};
     pub use crate::wait::{Settled, StateWord};
     pub use core::fmt;
     pub use core::future::Future;
     pub use core::marker::PhantomData;
     pub use core::result::Result::{self, Err, Ok};
     pub use core::time::Duration;
-    pub use proto_macro::{proto_impl, select_impl};
+    pub use proto_macro::{MessageDebug, proto_impl, select_impl};
 
     /// A packet handed back a message its sender did not send: impossible, since each packet
     /// carries one message from one sender.

@@ -9,12 +9,13 @@
 //! ```
 
 use std::fmt;
-use std::future::Future;
+use std::future::IntoFuture;
 use std::time::{Duration, Instant};
 
 use crate::endpoint::Recv;
 use crate::error::{RecvError, RecvTimeoutError, SendError, TryRecvError};
-use crate::wait::StateWord;
+use crate::packet::StateName;
+use crate::state::{RecvEndpoint, RecvFuture};
 
 crate::proto! {
     #[allow(dead_code)]
@@ -40,7 +41,10 @@ impl<T> ChanOne<T> {
 }
 
 /// The receiving end of a oneshot: receives one message, then is gone.
-pub struct PortOne<T>(oneshot::server::Oneshot<T>);
+pub struct PortOne<T>(Inner<T>);
+
+/// The generated endpoint a [`PortOne`] wraps.
+type Inner<T> = oneshot::server::Oneshot<T>;
 
 /// The payload of the oneshot's only message.
 fn payload<T>(oneshot::Oneshot::Send(message): oneshot::Oneshot<T>) -> T {
@@ -50,20 +54,17 @@ fn payload<T>(oneshot::Oneshot::Send(message): oneshot::Oneshot<T>) -> T {
 impl<T> PortOne<T> {
     /// Blocks until the message arrives or the chan is dropped.
     pub fn recv(self) -> Result<T, RecvError> {
-        self.0.recv().map(payload)
+        Recv::recv(self)
     }
 
     /// Takes the message if it is already here; otherwise hands the port back.
     pub fn try_recv(self) -> Result<T, TryRecvError<Self>> {
-        self.0.try_recv().map(payload).map_err(|e| e.map(PortOne))
+        Recv::try_recv(self)
     }
 
     /// Blocks for at most `timeout`; hands the port back if nothing arrived in time.
     pub fn recv_timeout(self, timeout: Duration) -> Result<T, RecvTimeoutError<Self>> {
-        self.0
-            .recv_timeout(timeout)
-            .map(payload)
-            .map_err(|e| e.map(PortOne))
+        Recv::recv_timeout(self, timeout)
     }
 
     /// Blocks until `deadline` at the latest; hands the port back if nothing arrived.
@@ -71,31 +72,43 @@ impl<T> PortOne<T> {
         self.recv_timeout(deadline.saturating_duration_since(Instant::now()))
     }
 
-    /// A future of the message, for any executor; resolves as `recv` returns. Dropping it
-    /// before it resolves drops the port, so the chan's send hands its message back.
-    pub fn recv_async(self) -> impl Future<Output = Result<T, RecvError>> {
-        let future = self.0.recv_async();
-        async move { future.await.map(payload) }
+    /// A future of the message, for any executor; resolves as `recv` returns. Its
+    /// [`cancel`](RecvFuture::cancel) hands the port back; dropping it drops the port, so the
+    /// chan's send hands its message back.
+    pub fn recv_async(self) -> RecvFuture<Self> {
+        Recv::recv_async(self)
     }
 }
 
-impl<T> Recv for PortOne<T> {
+/// The oneshot's only state, seen through the port: what arrives is the payload itself.
+impl<T> RecvEndpoint for PortOne<T> {
     type Message = T;
+    type End = <Inner<T> as RecvEndpoint>::End;
+    const STATE: StateName = Inner::<T>::STATE;
 
-    fn recv(self) -> Result<T, RecvError> {
-        PortOne::recv(self)
+    fn into_end(self) -> Self::End {
+        self.0.into_end()
     }
 
-    fn try_recv(self) -> Result<T, TryRecvError<Self>> {
-        PortOne::try_recv(self)
+    fn from_end(end: Self::End) -> Self {
+        PortOne(Inner::from_end(end))
     }
 
-    fn recv_timeout(self, timeout: Duration) -> Result<T, RecvTimeoutError<Self>> {
-        PortOne::recv_timeout(self, timeout)
+    fn end(&self) -> &Self::End {
+        self.0.end()
     }
 
-    fn __state_word(&self) -> &StateWord {
-        self.0.__state_word()
+    fn arrive(arrived: oneshot::Oneshot<T>) -> T {
+        payload(Inner::<T>::arrive(arrived))
+    }
+}
+
+impl<T> IntoFuture for PortOne<T> {
+    type Output = Result<T, RecvError>;
+    type IntoFuture = RecvFuture<Self>;
+
+    fn into_future(self) -> RecvFuture<Self> {
+        Recv::recv_async(self)
     }
 }
 

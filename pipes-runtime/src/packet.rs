@@ -307,6 +307,43 @@ impl<T> SendPacket<T> {
     }
 }
 
+impl<T> SendPacket<T> {
+    /// Sends the message `message` builds around one end of a fresh packet, and returns the
+    /// packet's other end: how a message carries the receiver's endpoint for the next state
+    /// while the sender keeps its own. If the receiver is gone, the message is handed back (and
+    /// the fresh packet is freed with the ends).
+    pub fn send_with<N: Entangled>(self, message: impl FnOnce(N) -> T) -> Result<N::Kept, T> {
+        let (carried, kept) = N::entangle();
+        self.send(message(carried)).map(|()| kept)
+    }
+}
+
+/// One end of a fresh single-use packet, to be carried in a message, and the end its sender
+/// keeps (see [`SendPacket::send_with`]).
+pub trait Entangled: Sized {
+    /// The other end.
+    type Kept;
+    /// A fresh packet's two ends: this one, and the other.
+    fn entangle() -> (Self, Self::Kept);
+}
+
+impl<T> Entangled for SendPacket<T> {
+    type Kept = RecvPacket<T>;
+
+    fn entangle() -> (Self, RecvPacket<T>) {
+        entangle()
+    }
+}
+
+impl<T> Entangled for RecvPacket<T> {
+    type Kept = SendPacket<T>;
+
+    fn entangle() -> (Self, SendPacket<T>) {
+        let (send, recv) = entangle();
+        (recv, send)
+    }
+}
+
 impl<T> Drop for SendPacket<T> {
     fn drop(&mut self) {
         // SAFETY: we are the sender and have not made our final transition (this is it).

@@ -59,6 +59,7 @@ use std::task::Context;
 use std::time::{Duration, Instant};
 
 use crate::endpoint::Recv;
+use crate::endpoint::sealed::Sealed;
 use crate::error::{RecvError, RecvTimeoutError, TryRecvError};
 use crate::ready_list::Armed;
 use crate::select::Selectable;
@@ -67,7 +68,6 @@ use crate::stream::{Chan, Port, stream};
 use crate::sync::{Arc, AtomicUsize};
 use crate::take::Take;
 use crate::target::{SetTarget, Target};
-use crate::wait::{StateWord, closed_word};
 
 /// How long a blocking receive lingers on the one port it just emptied, when no other port is
 /// ready, before it watches that port and waits: a sender sending flat out refills a lane
@@ -474,8 +474,11 @@ impl<T> Selectable for PortSet<T> {
 
 /// A borrowed port set is a receiving endpoint for select, as a borrowed [`Port`] is: it is not
 /// consumed by a receive, so the endpoint handed back is the same borrow.
-impl<T> Recv for &PortSet<T> {
+impl<T> Sealed for &PortSet<T> {}
+
+impl<'a, T> Recv for &'a PortSet<T> {
     type Message = T;
+    type Future = PortSetRecv<'a, T>;
 
     fn recv(self) -> Result<T, RecvError> {
         PortSet::recv(self)
@@ -489,9 +492,8 @@ impl<T> Recv for &PortSet<T> {
         PortSet::recv_timeout(self, timeout).map_err(|error| error.map(|()| self))
     }
 
-    /// A set has no one state word; select uses [`Recv::__select_target`] instead.
-    fn __state_word(&self) -> &StateWord {
-        closed_word()
+    fn recv_async(self) -> PortSetRecv<'a, T> {
+        PortSet::recv_async(self)
     }
 
     fn __select_target(&self) -> Target<'_> {

@@ -20,13 +20,14 @@ use std::task::{Context, Poll, Waker};
 use std::time::{Duration, Instant};
 
 use crate::endpoint::Recv;
+use crate::endpoint::sealed::Sealed;
 use crate::error::{RecvError, RecvTimeoutError, SendError, TryRecvError};
 use crate::lane::{LaneRx, LaneTx, lane};
 use crate::mpsc::SharedQueue;
 use crate::sync::Arc;
 use crate::take::Take;
 use crate::target::{PortTarget, Target};
-use crate::wait::{Found, StateWord, closed_word};
+use crate::wait::Found;
 use crate::waiter::Waiter;
 
 /// Makes a stream: the receiving and the sending end, in that order.
@@ -396,8 +397,11 @@ impl<T> Iterator for TryIter<'_, T> {
 /// A borrowed port is a receiving endpoint for select: `select2(&a, &b)` waits on two streams,
 /// and the port that was not ready is simply the borrow handed back. Unlike a protocol's
 /// endpoints it is not consumed by a receive, so `try_recv` hands back the same borrow.
-impl<T> Recv for &Port<T> {
+impl<T> Sealed for &Port<T> {}
+
+impl<'a, T> Recv for &'a Port<T> {
     type Message = T;
+    type Future = PortRecv<'a, T>;
 
     fn recv(self) -> Result<T, RecvError> {
         Port::recv(self)
@@ -411,9 +415,8 @@ impl<T> Recv for &Port<T> {
         Port::recv_timeout(self, timeout).map_err(|error| error.map(|()| self))
     }
 
-    /// A lane has no packet word; select uses [`Recv::__select_target`] instead.
-    fn __state_word(&self) -> &StateWord {
-        closed_word()
+    fn recv_async(self) -> PortRecv<'a, T> {
+        Port::recv_async(self)
     }
 
     fn __select_target(&self) -> Target<'_> {

@@ -337,24 +337,6 @@ impl StateWord {
     }
 }
 
-/// The state word of an endpoint that has no packet left (a stream port whose chan is known to
-/// be gone): forever `TERMINATED`, so select sees it ready and never writes to it.
-#[cfg(not(loom))]
-pub(crate) fn closed_word() -> &'static StateWord {
-    static CLOSED: StateWord = StateWord(AtomicUsize::new(TERMINATED));
-    &CLOSED
-}
-
-/// Under loom an atomic cannot live in a plain static (it belongs to one model execution), so
-/// each execution makes its own.
-#[cfg(loom)]
-pub(crate) fn closed_word() -> &'static StateWord {
-    loom::lazy_static! {
-        static ref CLOSED: StateWord = StateWord(AtomicUsize::new(TERMINATED));
-    }
-    &CLOSED
-}
-
 /// Wakes the waiter whose reference the caller swapped out of a state word.
 ///
 /// # Safety

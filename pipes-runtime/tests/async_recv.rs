@@ -263,6 +263,86 @@ fn a_stream_future_dropped_after_the_send_leaves_the_message_for_the_next_receiv
 }
 
 #[test]
+fn a_cancelled_future_hands_the_endpoint_back_and_the_session_goes_on() {
+    for bounded in [false, true] {
+        let (count, waker) = counting();
+        if bounded {
+            let (server, client) = pingpong::init();
+            let mut future = server.recv_async();
+            assert!(poll_once(&mut future, &waker).is_pending());
+            let server = future
+                .cancel()
+                .expect("still pending: the endpoint comes back");
+            let pong = client.ping(4).unwrap();
+            let pingpong::Ping::Ping(n, server) = server.recv().unwrap() else {
+                panic!("ping was sent");
+            };
+            server.pong(n + 1).unwrap();
+            assert!(matches!(pong.recv(), Ok(pingpong::Pong::Pong(5, _))));
+        } else {
+            let (port, chan) = numbers::init();
+            let mut future = port.recv_async();
+            assert!(poll_once(&mut future, &waker).is_pending());
+            let port = future
+                .cancel()
+                .expect("still pending: the endpoint comes back");
+            chan.number(1).unwrap().done().unwrap();
+            let numbers::Open::Number(1, port) = port.recv().unwrap() else {
+                panic!("1 was sent");
+            };
+            assert!(matches!(port.recv(), Ok(numbers::Open::Done)));
+        }
+        assert_eq!(wakes(&count), 0, "a cancelled future is not woken");
+    }
+}
+
+#[test]
+fn a_future_cancelled_after_the_send_leaves_the_message_in_the_endpoint() {
+    let counter = DropCounter::default();
+    let (port, chan) = oneshot();
+    let (count, waker) = counting();
+    let mut future = port.recv_async();
+    assert!(poll_once(&mut future, &waker).is_pending());
+    chan.send(counter.make(6)).unwrap();
+    assert_eq!(wakes(&count), 1);
+    let port = future
+        .cancel()
+        .expect("not polled since the send: still pending");
+    assert_eq!(counter.drops(), 0);
+    assert_eq!(port.try_recv().ok().unwrap().value, 6);
+    assert_eq!(counter.drops(), 1);
+}
+
+#[test]
+fn a_resolved_future_has_no_endpoint_to_hand_back() {
+    let (port, chan) = oneshot();
+    chan.send(2u32).unwrap();
+    let (_count, waker) = counting();
+    let mut future = port.recv_async();
+    assert!(matches!(poll_once(&mut future, &waker), Poll::Ready(Ok(2))));
+    assert!(future.cancel().is_none());
+}
+
+#[test]
+fn an_endpoint_awaited_directly_receives() {
+    let (server, client) = pingpong::init();
+    let (port, chan) = numbers::init();
+    let (one, one_chan) = oneshot();
+    let pong = client.ping(1).unwrap();
+    chan.number(2).unwrap();
+    one_chan.send(3u32).unwrap();
+    block_on(async move {
+        let pingpong::Ping::Ping(1, server) = server.await.unwrap() else {
+            panic!("ping was sent");
+        };
+        server.pong(10).unwrap();
+        assert!(matches!(pong.await, Ok(pingpong::Pong::Pong(10, _))));
+        assert!(matches!(port.await, Ok(numbers::Open::Number(2, _))));
+        assert_eq!(one.await.unwrap(), 3);
+    });
+}
+
+#[test]
 fn futures_are_send_so_a_task_can_move_between_threads() {
     fn assert_send<T: Send>(_: &T) {}
     let (port, _chan) = oneshot::<u32>();

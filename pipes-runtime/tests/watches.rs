@@ -11,7 +11,8 @@ use std::time::Duration;
 mod common;
 
 use common::task::{block_on, counting, poll_once, wakes};
-use pipes_runtime::{Either, Selectable, select2_async, selecti, selecti_async, stream};
+use pipes_runtime::__private::{Receiving, RecvEndpoint, Settled, StateName, StateWord};
+use pipes_runtime::{Either, Selectable, oneshot, select2_async, selecti, selecti_async, stream};
 
 pipes_runtime::proto! {
     pub ticks {
@@ -242,59 +243,79 @@ fn either_side_of_select2_async_resolves_after_a_receive_displaced_it() {
     }
 }
 
-/// A user type that implements `Recv` by hand and reuses a port's hidden state-word hook: the
-/// hooks only say what to wait on, so pointing several at one word, or at the word of another
-/// endpoint than the one received from, cannot corrupt anything. (A port waits on its lane,
-/// which this hook does not expose: the alias sees a word that is always ready, and so only
-/// ever costs a receive that blocks as the port's own would.)
-struct Alias<'a>(&'a pipes_runtime::Port<[u64; 128]>);
+/// `Recv` is sealed, but the hidden trait generated code implements (`RecvEndpoint`) and the
+/// end trait under it (`Receiving`) are reachable: a hand-written endpoint can point select at
+/// another endpoint's state word. The hooks only say what to wait on, so several endpoints
+/// waiting on one word, or on the word of another endpoint than the one received from, cannot
+/// corrupt anything: this one's "receive" takes nothing, and the message stays in the oneshot.
+struct Alias<'a, E: Receiving>(AliasEnd<'a, E>);
 
-impl pipes_runtime::Recv for Alias<'_> {
-    type Message = [u64; 128];
+struct AliasEnd<'a, E: Receiving>(&'a E);
 
-    fn recv(self) -> Result<[u64; 128], pipes_runtime::RecvError> {
-        self.0.recv()
+impl<E: Receiving> Receiving for AliasEnd<'_, E> {
+    type Output = ();
+
+    fn word(&self) -> &StateWord {
+        self.0.word()
     }
 
-    fn try_recv(self) -> Result<[u64; 128], pipes_runtime::TryRecvError<Self>> {
-        self.0.try_recv().map_err(|error| error.map(|()| self))
+    /// Settled means the oneshot's sender is done: this "receive" takes nothing.
+    fn take(self, _: Settled) -> Option<()> {
+        Some(())
     }
+}
 
-    fn recv_timeout(
-        self,
-        timeout: Duration,
-    ) -> Result<[u64; 128], pipes_runtime::RecvTimeoutError<Self>> {
+impl<'a, E: Receiving> RecvEndpoint for Alias<'a, E> {
+    type Message = ();
+    type End = AliasEnd<'a, E>;
+    const STATE: StateName = StateName {
+        protocol: "alias",
+        state: "Alias",
+    };
+
+    fn into_end(self) -> Self::End {
         self.0
-            .recv_timeout(timeout)
-            .map_err(|error| error.map(|()| self))
     }
 
-    fn __state_word(&self) -> &pipes_runtime::__private::StateWord {
-        pipes_runtime::Recv::__state_word(&self.0)
+    fn from_end(end: Self::End) -> Self {
+        Alias(end)
     }
+
+    fn end(&self) -> &Self::End {
+        &self.0
+    }
+
+    fn arrive((): ()) {}
 }
 
 #[test]
 fn hand_written_endpoints_sharing_one_state_word_select_and_receive_soundly() {
-    let (port, chan) = stream::<[u64; 128]>();
+    let (port, chan) = oneshot::<[u64; 128]>();
     let (count, waker) = counting();
     let endpoints: [&dyn Selectable; 1] = [&port];
     let mut task = selecti_async(&endpoints);
     assert!(poll_once(&mut task, &waker).is_pending());
-    let sender = send_later(chan, 3);
-    // Both aliases look ready to select; the receive then blocks as the port's own would.
-    match pipes_runtime::select2(Alias(&port), Alias(&port)) {
-        Either::Left((message, _)) | Either::Right((_, message)) => {
-            assert_eq!(message.unwrap(), tick(0))
-        }
+    let sender = thread::spawn(move || {
+        thread::sleep(Duration::from_millis(20));
+        chan.send(tick(7)).unwrap();
+    });
+    let end = RecvEndpoint::end(&port);
+    // Both aliases wait on the oneshot's word; the send wakes the select, and the alias's
+    // receive takes nothing.
+    match pipes_runtime::select2(Alias(AliasEnd(end)), Alias(AliasEnd(end))) {
+        Either::Left((settled, _)) | Either::Right((_, settled)) => settled.unwrap(),
     }
-    // The task's watch was swapped out by the send, or displaced by the blocking receive:
-    // woken either way.
+    // The task's watch was swapped out by the send, or displaced by the select: woken either
+    // way.
     assert!(wakes(&count) >= 1, "the task's watch was woken");
     assert_eq!(block_on(&mut task), 0);
     drop(task);
-    assert!(selecti(&[&Alias(&port), &port]) < 2);
-    assert_eq!(port.recv().unwrap(), tick(1));
-    assert_eq!(pipes_runtime::Recv::recv(Alias(&port)).unwrap(), tick(2));
+    assert!(selecti(&[&Alias(AliasEnd(end)), &port]) < 2);
+    pipes_runtime::Recv::recv(Alias(AliasEnd(end))).unwrap();
     sender.join().unwrap();
+    assert_eq!(
+        port.recv().unwrap(),
+        tick(7),
+        "the message is still the port's"
+    );
 }

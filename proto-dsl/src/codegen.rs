@@ -567,6 +567,7 @@ impl<'a> Gen<'a> {
         if state.messages.is_empty() {
             return quote!();
         }
+        let rt = &self.rt;
         let name = self.state_ident(state);
         let generics = self.decl_generics(state);
         let receiver = Side::sender_of(state).other();
@@ -594,6 +595,7 @@ impl<'a> Gen<'a> {
             };
             quote!(#docs #attrs #variant #fields)
         });
+
         let slot_enum = self.buffered.then(|| {
             let slot_name = self.slot_message_ident(state);
             let variants = state.messages.iter().map(|message| {
@@ -615,6 +617,7 @@ impl<'a> Gen<'a> {
             #[doc = #doc]
             #docs
             #attrs
+            #[derive(#rt::MessageDebug)]
             pub enum #name #generics { #(#variants),* }
             #slot_enum
         }
@@ -670,7 +673,8 @@ impl<'a> Gen<'a> {
                 .collect();
             format!("it sends one of {}", methods.join(", "))
         } else {
-            "it receives with `recv`, `try_recv` or `recv_timeout`".to_string()
+            "it receives with `recv`, `try_recv`, `recv_timeout` or `recv_async` (or `.await`)"
+                .to_string()
         };
         let doc = format!(
             " The {}'s endpoint in state `{}`: {}.",
@@ -703,41 +707,53 @@ impl<'a> Gen<'a> {
 
     /// The methods of both endpoints of a state, and their trait impls.
     fn endpoint_impls(&self, state: &State) -> TokenStream {
-        let rt = &self.rt;
+        let endpoints = self.endpoints_macro(state);
+        if state.messages.is_empty() {
+            return endpoints;
+        }
         let name = self.state_ident(state);
         let (impl_generics, ty_generics) = (self.impl_generics(state), self.ty_generics(state));
-        let debug = [Side::Client, Side::Server].map(|side| {
-            let module = side.module();
-            let text = format!(
-                "{}::{}::{}",
-                self.protocol.name.unraw(),
-                side.word(),
-                state.name.unraw()
-            );
-            quote! {
-                impl #impl_generics #rt::fmt::Debug for #module::#name #ty_generics {
-                    fn fmt(&self, f: &mut #rt::fmt::Formatter<'_>) -> #rt::fmt::Result {
-                        f.write_str(#text)
-                    }
-                }
-            }
-        });
-        if state.messages.is_empty() {
-            return quote!(#(#debug)*);
-        }
-        let sender = Side::sender_of(state);
         let sends = state
             .messages
             .iter()
             .map(|message| self.send_method(state, message));
-        let sender_module = sender.module();
-        let receive = self.receive_impls(state);
+        let sender_module = Side::sender_of(state).module();
+        let arrival = self.buffered.then(|| self.arrival(state));
         quote! {
             impl #impl_generics #sender_module::#name #ty_generics {
                 #(#sends)*
             }
-            #receive
-            #(#debug)*
+            #endpoints
+            #arrival
+        }
+    }
+
+    /// What the runtime writes once for every state's endpoints (`Debug`; for the receiving
+    /// one its `RecvEndpoint` impl, its receive methods and `IntoFuture`), invoked with what is
+    /// specific to this state: its generics, its names, which side receives in it, and for a
+    /// session buffer the hidden enum that travels in its slot.
+    fn endpoints_macro(&self, state: &State) -> TokenStream {
+        let rt = &self.rt;
+        let name = self.state_ident(state);
+        let generics = if state.generics.params.is_empty() {
+            quote!()
+        } else {
+            let (impl_generics, decl_generics) =
+                (self.impl_generics(state), self.decl_generics(state));
+            quote!([#impl_generics] [#decl_generics])
+        };
+        let args = (!state.generics.params.is_empty()).then(|| {
+            let ty_generics = self.ty_generics(state);
+            quote!([#ty_generics])
+        });
+        let (protocol, state_name) = (self.protocol.name.unraw(), state.name.unraw());
+        let receives = (!state.messages.is_empty()).then(|| {
+            let side = Side::sender_of(state).other().module();
+            let slot = self.buffered.then(|| self.slot_message_ident(state));
+            quote!(, #side receives #slot)
+        });
+        quote! {
+            #rt::endpoints!(impl #generics #name #args, #protocol, #state_name #receives);
         }
     }
 
@@ -774,24 +790,27 @@ impl<'a> Gen<'a> {
             Next::State { name, .. } => Some(self.state(name)),
             Next::End { .. } => None,
         };
-        // What goes in the packet, and what the sender keeps.
-        let (prepare, sent, kept) = match next {
-            None => (quote!(), quote!(), quote!(())),
+        // What goes in the packet, and what the sender keeps. A packet for the next state is
+        // made by `send_with`: one end travels in the message, the other is `Ok`'s.
+        let (receiver_module, sender_module) = (receiver.module(), sender.module());
+        let (entangled, sent, kept) = match next {
+            None => (false, quote!(), quote!(())),
             Some(next) if next.messages.is_empty() => {
                 let next_name = self.state_ident(next);
-                let receiver_module = receiver.module();
-                let sender_module = sender.module();
                 (
-                    quote!(),
+                    false,
                     quote!(#receiver_module::#next_name(#rt::PhantomData)),
                     quote!(#sender_module::#next_name(#rt::PhantomData)),
                 )
             }
-            Some(next) => (
-                quote!(let (send, recv) = #rt::entangle();),
-                self.endpoint_of_pair(receiver, next),
-                self.endpoint_of_pair(sender, next),
-            ),
+            Some(next) => {
+                let next_name = self.state_ident(next);
+                (
+                    true,
+                    quote!(#receiver_module::#next_name(next)),
+                    quote!(#sender_module::#next_name(next)),
+                )
+            }
         };
         let fields: Vec<TokenStream> = vars
             .iter()
@@ -832,9 +851,16 @@ impl<'a> Gen<'a> {
                     #other_variants
                 }
             }
+        } else if entangled {
+            quote! {
+                match self.0.send_with(|next| #message_value) {
+                    #rt::Ok(next) => #rt::Ok(#kept),
+                    #rt::Err(#back_pattern) => #rt::Err(#rt::SendError(#back)),
+                    #other_variants
+                }
+            }
         } else {
             quote! {
-                #prepare
                 match self.0.send(#message_value) {
                     #rt::Ok(()) => #rt::Ok(#kept),
                     #rt::Err(#back_pattern) => #rt::Err(#rt::SendError(#back)),
@@ -848,100 +874,6 @@ impl<'a> Gen<'a> {
             pub fn #method(self, #(#params),*) -> #rt::Result<#returns, #rt::SendError<#handed_back>> {
                 #body
             }
-        }
-    }
-
-    /// `recv`, `try_recv`, `recv_timeout` and the `Recv` impl of a state's receiving endpoint,
-    /// plus, for bounded protocols, how a slot message becomes the user's enum.
-    fn receive_impls(&self, state: &State) -> TokenStream {
-        let rt = &self.rt;
-        let name = self.state_ident(state);
-        let (impl_generics, ty_generics) = (self.impl_generics(state), self.ty_generics(state));
-        let receiver = Side::sender_of(state).other().module();
-        let (protocol_name, state_name) = (self.protocol.name.unraw(), state.name.unraw());
-        let message = quote!(#name #ty_generics);
-        let arrive = if self.buffered {
-            quote!(.map(#name::__arrive))
-        } else {
-            quote!()
-        };
-        let arrival = self.buffered.then(|| self.arrival(state));
-        let doc_recv = format!(
-            " Blocks until the message of state `{state_name}` arrives; fails if the sender was \
-             dropped first."
-        );
-        let doc_recv_async = format!(
-            " A future of the message of state `{state_name}`, for any executor; resolves as \
-             `recv` returns. Dropping it before it resolves drops this endpoint, so the peer \
-             sees the pipe closed."
-        );
-        // A single-use packet's future already yields the message enum; a slot's yields the
-        // slot message and the share, which `__arrive` turns into the enum.
-        let recv_async_body = if self.buffered {
-            quote! {
-                let future = self.0.recv_async(&Self::STATE);
-                async move { future.await #arrive }
-            }
-        } else {
-            quote!(self.0.recv_async(&Self::STATE))
-        };
-        quote! {
-            impl #impl_generics #receiver::#name #ty_generics {
-                const STATE: #rt::StateName = #rt::StateName {
-                    protocol: #protocol_name,
-                    state: #state_name,
-                };
-
-                #[doc = #doc_recv]
-                pub fn recv(self) -> #rt::Result<#message, #rt::RecvError> {
-                    self.0.recv(&Self::STATE) #arrive
-                }
-
-                /// Takes the message if it is already here; otherwise hands the endpoint back.
-                pub fn try_recv(self) -> #rt::Result<#message, #rt::TryRecvError<Self>> {
-                    self.0.try_recv(&Self::STATE) #arrive .map_err(|e| e.map(Self))
-                }
-
-                /// Blocks for at most `timeout`; hands the endpoint back if nothing arrived.
-                pub fn recv_timeout(
-                    self,
-                    timeout: #rt::Duration,
-                ) -> #rt::Result<#message, #rt::RecvTimeoutError<Self>> {
-                    self.0.recv_timeout(timeout, &Self::STATE) #arrive .map_err(|e| e.map(Self))
-                }
-
-                #[doc = #doc_recv_async]
-                pub fn recv_async(
-                    self,
-                ) -> impl #rt::Future<Output = #rt::Result<#message, #rt::RecvError>> {
-                    #recv_async_body
-                }
-            }
-
-            impl #impl_generics #rt::Recv for #receiver::#name #ty_generics {
-                type Message = #message;
-
-                fn recv(self) -> #rt::Result<#message, #rt::RecvError> {
-                    Self::recv(self)
-                }
-
-                fn try_recv(self) -> #rt::Result<#message, #rt::TryRecvError<Self>> {
-                    Self::try_recv(self)
-                }
-
-                fn recv_timeout(
-                    self,
-                    timeout: #rt::Duration,
-                ) -> #rt::Result<#message, #rt::RecvTimeoutError<Self>> {
-                    Self::recv_timeout(self, timeout)
-                }
-
-                fn __state_word(&self) -> &#rt::StateWord {
-                    self.0.state_word()
-                }
-            }
-
-            #arrival
         }
     }
 

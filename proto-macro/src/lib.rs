@@ -9,6 +9,7 @@ use proc_macro::TokenStream;
 use proc_macro2::{Delimiter, Ident, Span, TokenStream as TokenStream2, TokenTree};
 use quote::quote;
 
+mod debug;
 mod select;
 mod source;
 
@@ -20,6 +21,16 @@ use source::Source;
 pub fn select_impl(input: TokenStream) -> TokenStream {
     match syn::parse::<select::Select>(input) {
         Ok(select) => select.expand().into(),
+        Err(error) => error.to_compile_error().into(),
+    }
+}
+
+/// `Debug` for a message enum of `proto!`, when its payloads implement `Debug`. Used by
+/// generated code as `#[derive(__pipes::MessageDebug)]`; not a public API.
+#[proc_macro_derive(MessageDebug)]
+pub fn message_debug(input: TokenStream) -> TokenStream {
+    match syn::parse::<syn::DeriveInput>(input).and_then(debug::expand) {
+        Ok(tokens) => tokens.into(),
         Err(error) => error.to_compile_error().into(),
     }
 }

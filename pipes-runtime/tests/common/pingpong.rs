@@ -9,7 +9,9 @@
 //! ```
 #![allow(dead_code)]
 
-use pipes_runtime::__private::{RecvSlot, SendSlot, Session, Slot, Slots, StateName, session};
+use pipes_runtime::__private::{
+    RecvEndpoint, RecvSlot, SendSlot, Session, Slot, Slots, StateName, session,
+};
 use pipes_runtime::{RecvError, SendError};
 
 /// What travels in the `Ping` slot: payloads only, never endpoints.
@@ -108,71 +110,51 @@ pub mod server {
         }
 
         pub fn recv(self) -> Result<super::Ping<T>, RecvError> {
-            Ok(match self.0.recv(&PING)? {
-                (PingMessage::Ping(value), session) => {
-                    super::Ping::Ping(value, Pong(session.sender(|b| &b.pong)))
-                }
-                (PingMessage::Bye, session) => {
-                    session.finish();
-                    super::Ping::Bye
-                }
-            })
+            pipes_runtime::Recv::recv(self)
         }
 
         pub fn try_recv(self) -> Result<super::Ping<T>, pipes_runtime::TryRecvError<Self>> {
-            match self.0.try_recv(&PING) {
-                Ok((PingMessage::Ping(value), session)) => {
-                    Ok(super::Ping::Ping(value, Pong(session.sender(|b| &b.pong))))
-                }
-                Ok((PingMessage::Bye, session)) => {
-                    session.finish();
-                    Ok(super::Ping::Bye)
-                }
-                Err(error) => Err(error.map(Ping)),
-            }
+            pipes_runtime::Recv::try_recv(self)
         }
-    }
 
-    impl<T> Ping<T> {
         /// Receives with a time limit, handing the endpoint back on a timeout.
         pub fn recv_timeout(
             self,
             timeout: std::time::Duration,
         ) -> Result<super::Ping<T>, pipes_runtime::RecvTimeoutError<Self>> {
-            match self.0.recv_timeout(timeout, &PING) {
-                Ok((PingMessage::Ping(value), session)) => {
-                    Ok(super::Ping::Ping(value, Pong(session.sender(|b| &b.pong))))
-                }
-                Ok((PingMessage::Bye, session)) => {
-                    session.finish();
-                    Ok(super::Ping::Bye)
-                }
-                Err(error) => Err(error.map(Ping)),
-            }
+            pipes_runtime::Recv::recv_timeout(self, timeout)
         }
     }
 
-    /// What `proto!` generates for every receiving state: select can wait on it.
-    impl<T> pipes_runtime::Recv for Ping<T> {
+    /// What `proto!` generates for every receiving state: `Recv` (so select can wait on it)
+    /// comes with it.
+    impl<T> RecvEndpoint for Ping<T> {
         type Message = super::Ping<T>;
+        type End = RecvSlot<PingMessage<T>, Buffer<T>>;
+        const STATE: StateName = PING;
 
-        fn recv(self) -> Result<Self::Message, RecvError> {
-            Ping::recv(self)
+        fn into_end(self) -> Self::End {
+            self.0
         }
 
-        fn try_recv(self) -> Result<Self::Message, pipes_runtime::TryRecvError<Self>> {
-            Ping::try_recv(self)
+        fn from_end(end: Self::End) -> Self {
+            Ping(end)
         }
 
-        fn recv_timeout(
-            self,
-            timeout: std::time::Duration,
-        ) -> Result<Self::Message, pipes_runtime::RecvTimeoutError<Self>> {
-            Ping::recv_timeout(self, timeout)
+        fn end(&self) -> &Self::End {
+            &self.0
         }
 
-        fn __state_word(&self) -> &pipes_runtime::__private::StateWord {
-            self.0.state_word()
+        fn arrive((message, session): (PingMessage<T>, Session<Buffer<T>>)) -> super::Ping<T> {
+            match message {
+                PingMessage::Ping(value) => {
+                    super::Ping::Ping(value, Pong(session.sender(|b| &b.pong)))
+                }
+                PingMessage::Bye => {
+                    session.finish();
+                    super::Ping::Bye
+                }
+            }
         }
     }
 
