@@ -74,7 +74,8 @@ impl<E: RecvEndpoint> Recv for E {
     }
 
     fn __select_target(&self) -> Target<'_> {
-        Target::word(self.end().word())
+        let end = self.end();
+        Target::word(end.word(), end.idle())
     }
 }
 
@@ -88,8 +89,9 @@ impl<E: RecvEndpoint> Recv for E {
 /// it; the state's message enum has the state's name. A generic state also gives its generics
 /// as declared on impls (with bounds), on types (without: `Debug` needs none, so a message
 /// enum's derived `Debug` asks only `T: Debug`), and as arguments. Its message arrives in a
-/// single-use packet, or with `client receives __Slot` in the session buffer's slot of that
-/// hidden enum, which the state's enum turns into itself with its `__arrive`.
+/// single-use packet; with `client receives __Slot` in the session buffer's slot of that hidden
+/// enum; or with `client receives over lanes` in the lane of the messages the server sends
+/// (`__FromServer`). The state's enum turns the last two into itself with its `__arrive`.
 #[doc(hidden)]
 #[macro_export]
 macro_rules! __endpoints {
@@ -106,6 +108,18 @@ macro_rules! __endpoints {
     };
     (
         impl [$($g:tt)*] [$($d:tt)*] $name:ident [$($a:tt)*], $protocol:literal,
+        $state:literal, $side:ident receives over lanes
+    ) => {
+        $crate::__endpoints!(impl [$($g)*] [$($d)*] $name [$($a)*], $protocol, $state);
+        $crate::__endpoints!(
+            @recv [$($g)*] $side::$name $($a)*, $name $($a)*, $state,
+            $crate::__endpoints!(@lanes $side [$($a)*]),
+            <$name $($a)*>::__arrive,
+            $protocol
+        );
+    };
+    (
+        impl [$($g:tt)*] [$($d:tt)*] $name:ident [$($a:tt)*], $protocol:literal,
         $state:literal, $side:ident receives $($slot:ident)?
     ) => {
         $crate::__endpoints!(impl [$($g)*] [$($d)*] $name [$($a)*], $protocol, $state);
@@ -119,6 +133,12 @@ macro_rules! __endpoints {
     (@end $name:ident [$($a:tt)*]) => { $crate::__private::RecvPacket<$name $($a)*> };
     (@end $name:ident [$($a:tt)*] $slot:ident) => {
         $crate::__private::RecvSlot<$slot $($a)*, __Buffer $($a)*>
+    };
+    (@lanes server [$($a:tt)*]) => {
+        $crate::__private::Duplex<__FromServer $($a)*, __FromClient $($a)*>
+    };
+    (@lanes client [$($a:tt)*]) => {
+        $crate::__private::Duplex<__FromClient $($a)*, __FromServer $($a)*>
     };
     (@arrive $name:ident [$($a:tt)*]) => { ::core::convert::identity };
     (@arrive $name:ident [$($a:tt)*] $slot:ident) => { <$name $($a)*>::__arrive };

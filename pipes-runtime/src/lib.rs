@@ -8,7 +8,7 @@
 //! | layer                         | files                                                    |
 //! |-------------------------------|----------------------------------------------------------|
 //! | select and port sets          | `select.rs`, `port_set.rs`                               |
-//! | endpoints                     | `stream.rs`, `oneshot.rs`, `shared.rs`, `buffer.rs`, `state.rs`, `endpoint.rs`, `target.rs` |
+//! | endpoints                     | `stream.rs`, `oneshot.rs`, `shared.rs`, `buffer.rs`, `duplex.rs`, `state.rs`, `endpoint.rs`, `target.rs` |
 //! | packets, lanes and queues     | `packet.rs`, `lane.rs`, `mpsc.rs`, `queue.rs`, `alloc.rs`, `drop_queue.rs` |
 //! | waiting and waking            | `wait.rs`, `ready_list.rs`, `waiter.rs`, `spin.rs`, `sync.rs`, `take.rs`, `error.rs` |
 //!
@@ -98,6 +98,7 @@
 mod alloc;
 mod buffer;
 mod drop_queue;
+mod duplex;
 mod endpoint;
 mod error;
 mod lane;
@@ -261,11 +262,13 @@ pub mod __queue {
 pub mod __private {
     pub use crate::__endpoints as endpoints;
     pub use crate::buffer::{RecvSlot, SendSlot, Session, Slot, Slots, session};
+    pub use crate::duplex::{Duplex, duplex};
     pub use crate::endpoint::Recv;
     pub use crate::error::{RecvError, RecvTimeoutError, SendError, TryRecvError};
     pub use crate::packet::{Receiving, RecvPacket, SendPacket, StateName, entangle};
     pub use crate::state::{RecvEndpoint, RecvFuture};
     pub use crate::wait::{Settled, StateWord};
+    pub use core::convert::Infallible;
     pub use core::fmt;
     pub use core::future::Future;
     pub use core::marker::PhantomData;

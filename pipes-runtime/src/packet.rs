@@ -195,14 +195,20 @@ impl<T> Packet<T> {
 }
 
 /// A receiving end of a packet, single-use ([`RecvPacket`]) or in a session buffer
-/// (`RecvSlot`): the ways to receive, written once over how each end takes a settled packet.
-/// Public only so `RecvFuture` can name it; not a public API.
+/// (`RecvSlot`), or of an unbounded session's lane (`Duplex`): the ways to receive, written
+/// once over how each end takes what settled its word. Not a public API.
 pub trait Receiving: Sized {
     /// What a receive yields.
     type Output;
 
-    /// The state word of the packet this end receives from.
+    /// The state word of the packet (or lane) this end receives from.
     fn word(&self) -> &StateWord;
+
+    /// The word in [`word`](Receiving::word) that means nothing for this end yet: `EMPTY` for a
+    /// packet, the word of the receiver's own position for a lane (see `wait.rs`).
+    fn idle(&self) -> usize {
+        EMPTY
+    }
 
     /// Consumes the end once the sender has made its final transition: the message, or `None`
     /// if the sender hung up. Only the runtime can make a [`Settled`].
@@ -210,7 +216,7 @@ pub trait Receiving: Sized {
 
     /// Blocks until the message arrives or the sender is dropped.
     fn receive(self, at: &StateName) -> Result<Self::Output, RecvError> {
-        match self.word().wait(EMPTY, None) {
+        match self.word().wait(self.idle(), None) {
             Some(settled) => self.take(settled).ok_or_else(|| at.closed()),
             None => unreachable!("a wait without a deadline ends only when the word settles"),
         }
@@ -218,7 +224,7 @@ pub trait Receiving: Sized {
 
     /// Takes the message if it is already here; otherwise hands the end back.
     fn try_receive(self, at: &StateName) -> Result<Self::Output, TryRecvError<Self>> {
-        match self.word().settled(EMPTY) {
+        match self.word().settled(self.idle()) {
             Some(settled) => self
                 .take(settled)
                 .ok_or_else(|| TryRecvError::Disconnected(at.closed())),
@@ -245,7 +251,7 @@ pub trait Receiving: Sized {
         deadline: Instant,
         at: &StateName,
     ) -> Result<Self::Output, RecvTimeoutError<Self>> {
-        match self.word().wait(EMPTY, Some(deadline)) {
+        match self.word().wait(self.idle(), Some(deadline)) {
             Some(settled) => self
                 .take(settled)
                 .ok_or_else(|| RecvTimeoutError::Disconnected(at.closed())),

@@ -29,7 +29,7 @@ use std::task::{Context, Poll};
 use crate::error::RecvError;
 use crate::packet::{Receiving, StateName};
 use crate::sync::Arc;
-use crate::wait::{EMPTY, Settled, StateWord};
+use crate::wait::{Settled, StateWord};
 use crate::waiter::Waiter;
 
 /// A protocol state's receiving endpoint, as generated code describes it: the end of the packet
@@ -122,7 +122,7 @@ impl<E: RecvEndpoint> RecvFuture<E> {
         // Our waiter must leave the word before anyone else waits on it. If the sender swapped
         // it out first, the word is settled and the next receive finds the message (or the
         // hang-up) at once.
-        self.registration.cancel(end.word(), EMPTY);
+        self.registration.cancel(end.word(), end.idle());
         Some(E::from_end(end))
     }
 }
@@ -136,7 +136,7 @@ impl<E: RecvEndpoint> Future for RecvFuture<E> {
             .end
             .as_ref()
             .expect("RecvFuture polled after it resolved or was cancelled");
-        let settled = std::task::ready!(this.registration.poll(end.word(), EMPTY, cx));
+        let settled = std::task::ready!(this.registration.poll(end.word(), end.idle(), cx));
         let end = this.end.take().expect("the endpoint is still ours");
         Poll::Ready(
             end.take(settled)
@@ -153,7 +153,7 @@ impl<E: RecvEndpoint> Drop for RecvFuture<E> {
             // `TERMINATED` (which expects no waiter) and, for a single-use packet, may free it.
             // A failed take-back means the sender swapped it out: the packet is settled, and
             // dropping the endpoint drops any message in it.
-            self.registration.cancel(end.word(), EMPTY);
+            self.registration.cancel(end.word(), end.idle());
             drop(end);
         }
     }

@@ -8,7 +8,7 @@ use std::task::Waker;
 
 use crate::ready_list::Armed;
 use crate::sync::Arc;
-use crate::wait::{EMPTY, Found, StateWord, is_settled};
+use crate::wait::{Found, StateWord, is_settled};
 use crate::waiter::{ReadyList, Waiter};
 
 /// What select waits on for one endpoint: the state word of its next packet, or a port set.
@@ -64,9 +64,9 @@ pub(crate) enum Registration {
 }
 
 impl<'a> Target<'a> {
-    /// Waits on a state word.
-    pub fn word(word: &'a StateWord) -> Self {
-        Target(Kind::Word(word, EMPTY))
+    /// Waits on a state word, where `idle` means nothing for the receiver yet.
+    pub(crate) fn word(word: &'a StateWord, idle: usize) -> Self {
+        Target(Kind::Word(word, idle))
     }
 
     /// Waits on a stream port.

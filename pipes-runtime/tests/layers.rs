@@ -20,7 +20,7 @@ const LAYERS: &[&[&str]] = &[
     ],
     &["packet", "lane", "mpsc", "queue", "alloc", "drop_queue"],
     &[
-        "stream", "oneshot", "shared", "buffer", "state", "endpoint", "target",
+        "stream", "oneshot", "shared", "buffer", "duplex", "state", "endpoint", "target",
     ],
     &["select", "port_set"],
 ];

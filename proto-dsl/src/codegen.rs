@@ -24,6 +24,7 @@ use quote::{ToTokens, format_ident, quote};
 use crate::Analysis;
 use crate::ast::{Direction, Message, Name, Next, Protocol, State};
 use crate::check::method_name;
+use crate::layout::Layout;
 use crate::liveness::Liveness;
 
 /// How to generate: where the runtime is, and where the user's tokens are.
@@ -52,9 +53,9 @@ pub fn generate_with_diagrams(
     diagrams: bool,
 ) -> TokenStream {
     analysis
-        .protocols()
-        .map(|(protocol, liveness)| {
-            let mut generator = Gen::new(protocol, liveness, options);
+        .layouts()
+        .map(|(protocol, liveness, layout)| {
+            let mut generator = Gen::new(protocol, liveness, layout, options);
             generator.diagram = diagrams;
             generator.module()
         })
@@ -115,57 +116,46 @@ struct Gen<'a> {
     options: &'a Options<'a>,
     /// `<runtime>::__private`.
     rt: TokenStream,
-    /// Whether sessions live in one buffer (see the module docs).
-    buffered: bool,
+    /// How sessions travel (see `layout.rs`).
+    layout: &'a Layout,
+    liveness: &'a Liveness,
     /// Whether the module docs end with a Mermaid state diagram.
     diagram: bool,
 }
 
 impl<'a> Gen<'a> {
-    fn new(protocol: &'a Protocol, liveness: &'a Liveness, options: &'a Options<'a>) -> Self {
-        let mut this = Gen {
+    fn new(
+        protocol: &'a Protocol,
+        liveness: &'a Liveness,
+        layout: &'a Layout,
+        options: &'a Options<'a>,
+    ) -> Self {
+        Gen {
             protocol,
             states: protocol.state_map(),
             options,
             rt: quote!(__pipes),
-            buffered: false,
+            layout,
+            liveness,
             diagram: false,
-        };
-        // A protocol of one message state gains nothing from a buffer (it is used once)
-        // and would pay for the buffer's share count: it keeps single-use packets.
-        this.buffered = liveness.is_bounded()
-            && this.slot_states().count() >= 2
-            && this.shares_one_parameter_list();
-        this
+        }
     }
 
-    /// Whether every state declares the same parameters and every transition passes them on
-    /// unchanged, so one buffer type serves the whole session.
-    fn shares_one_parameter_list(&self) -> bool {
-        let params = |state: &State| -> Vec<String> {
-            state
-                .generics
-                .params
-                .iter()
-                .map(|p| p.name.clone())
-                .collect()
-        };
-        let Some(first) = self.protocol.states.first().map(params) else {
-            return true;
-        };
-        self.protocol.states.iter().all(|state| {
-            params(state) == first
-                && state.messages.iter().all(|message| match &message.next {
-                    Next::End { .. } => true,
-                    Next::State { args, .. } => {
-                        args.len() == first.len()
-                            && args
-                                .iter()
-                                .zip(&first)
-                                .all(|(arg, param)| arg.syn.to_token_stream().to_string() == *param)
-                    }
-                })
-        })
+    /// Whether sessions live in one buffer.
+    fn buffered(&self) -> bool {
+        matches!(self.layout, Layout::Buffer { .. })
+    }
+
+    /// Whether sessions run over two lanes.
+    fn lanes(&self) -> bool {
+        matches!(self.layout, Layout::Lanes)
+    }
+
+    /// Whether messages travel without endpoints in them (a buffer or lanes): what travels is a
+    /// hidden payload-only enum per state (`__State`), and the receiver builds its endpoint for
+    /// the next state from its own side of the session.
+    fn sessioned(&self) -> bool {
+        self.buffered() || self.lanes()
     }
 
     // ----- names and spans
@@ -368,11 +358,7 @@ impl<'a> Gen<'a> {
              server's and the client's endpoints for the start state `{}`. {}\n\n\
              | State | Sent by | Message | Next |\n|---|---|---|---|\n",
             protocol.states[0].name.unraw(),
-            if self.buffered {
-                "A session lives in one buffer allocated by `init()`: messages allocate nothing."
-            } else {
-                "Each message travels in a packet of its own."
-            }
+            self.layout.describe(protocol)
         );
         for state in &protocol.states {
             if state.messages.is_empty() {
@@ -491,14 +477,23 @@ impl<'a> Gen<'a> {
         );
         let body = if start.messages.is_empty() {
             quote!((server::#state(#rt::PhantomData), client::#state(#rt::PhantomData)))
-        } else if self.buffered {
+        } else if self.lanes() {
+            let (server, client) = (
+                self.endpoint_in_session(Side::Server, start, &format_ident!("server")),
+                self.endpoint_in_session(Side::Client, start, &format_ident!("client")),
+            );
+            quote! {
+                let (server, client) = #rt::duplex();
+                (#server, #client)
+            }
+        } else if self.buffered() {
             let slots = self.slot_states().map(|state| {
                 let field = self.state_ident(state);
                 quote!(#field: #rt::Slot::new())
             });
             let (server, client) = (
-                self.endpoint_in_slot(Side::Server, start, &format_ident!("server")),
-                self.endpoint_in_slot(Side::Client, start, &format_ident!("client")),
+                self.endpoint_in_session(Side::Server, start, &format_ident!("server")),
+                self.endpoint_in_session(Side::Client, start, &format_ident!("client")),
             );
             // `session` is unsafe: its shares must be used as a bounded protocol's states, each
             // slot sent by one side and received by the other, never sent twice before it is
@@ -543,9 +538,13 @@ impl<'a> Gen<'a> {
         quote!(#module::#name(#packet))
     }
 
-    /// A side's endpoint built from its share of the session buffer.
-    fn endpoint_in_slot(&self, side: Side, state: &State, session: &Ident) -> TokenStream {
+    /// A side's endpoint built from its side of the session: its share of the buffer, or its
+    /// lanes.
+    fn endpoint_in_session(&self, side: Side, state: &State, session: &Ident) -> TokenStream {
         let (module, name) = (side.module(), self.state_ident(state));
+        if self.lanes() {
+            return quote!(#module::#name(#session));
+        }
         let method = if side.sends_in(state) {
             quote!(sender)
         } else {
@@ -596,7 +595,12 @@ impl<'a> Gen<'a> {
             quote!(#docs #attrs #variant #fields)
         });
 
-        let slot_enum = self.buffered.then(|| {
+        // No endpoint is ever in an unreachable state (allowed with `unreachable_states`), so
+        // with a buffer or lanes nothing builds its enum.
+        let index = self.states[state.name.unraw()];
+        let unreachable = (!self.liveness.is_reachable(index)).then(|| quote!(#[allow(dead_code)]));
+        let slot_enum = self.sessioned().then(|| {
+            let unreachable = &unreachable;
             let slot_name = self.slot_message_ident(state);
             let variants = state.messages.iter().map(|message| {
                 let variant = self.ident(&message.name);
@@ -608,9 +612,15 @@ impl<'a> Gen<'a> {
                     quote!(#attrs #variant(#(#payload),*))
                 }
             });
+            // A state's messages need not use every parameter: an uninhabited variant does.
+            let params = (!state.generics.params.is_empty()).then(|| {
+                let phantom = self.phantom(state);
+                quote!(__Params(#phantom, #rt::Infallible),)
+            });
             quote! {
                 #[doc(hidden)]
-                pub enum #slot_name #generics { #(#variants),* }
+                #unreachable
+                pub enum #slot_name #generics { #(#variants,)* #params }
             }
         });
         quote! {
@@ -618,14 +628,20 @@ impl<'a> Gen<'a> {
             #docs
             #attrs
             #[derive(#rt::MessageDebug)]
+            #unreachable
             pub enum #name #generics { #(#variants),* }
             #slot_enum
         }
     }
 
-    /// The session buffer of a bounded protocol: a slot per state with messages.
+    /// The session buffer of a bounded protocol (a slot per state with messages), or the
+    /// messages of an unbounded one's lanes.
     fn buffer(&self) -> TokenStream {
-        if !self.buffered {
+        if self.lanes() {
+            let (client, server) = (self.lane_enum(Side::Client), self.lane_enum(Side::Server));
+            return quote!(#client #server);
+        }
+        if !self.buffered() {
             return quote!();
         }
         let rt = &self.rt;
@@ -653,6 +669,60 @@ impl<'a> Gen<'a> {
                 }
             }
         }
+    }
+
+    /// The enum of every message `side` sends, for an unbounded protocol's lane: a variant
+    /// per state it sends in, holding that state's `__State` enum. With generic parameters, an
+    /// uninhabited variant uses them all (a side may send in no generic state).
+    fn lane_enum(&self, side: Side) -> TokenStream {
+        let rt = &self.rt;
+        let start = &self.protocol.states[0];
+        let (generics, ty_generics) = (self.decl_generics(start), self.ty_generics(start));
+        let name = Self::lane_ident(side);
+        let variants = self.lane_states(side).map(|state| {
+            let (variant, slot) = (self.state_ident(state), self.slot_message_ident(state));
+            quote!(#variant(#slot #ty_generics))
+        });
+        let params = (!start.generics.params.is_empty()).then(|| {
+            let phantom = self.phantom(start);
+            quote!(__Params(#phantom, #rt::Infallible),)
+        });
+        quote! {
+            #[doc(hidden)]
+            pub enum #name #generics { #(#variants,)* #params }
+        }
+    }
+
+    /// `__FromClient` or `__FromServer`: the enum of what `side` sends over its lane.
+    fn lane_ident(side: Side) -> Ident {
+        match side {
+            Side::Client => format_ident!("__FromClient"),
+            Side::Server => format_ident!("__FromServer"),
+        }
+    }
+
+    /// The states with messages that `side` sends in.
+    fn lane_states(&self, side: Side) -> impl Iterator<Item = &'a State> {
+        self.slot_states()
+            .filter(move |state| Side::sender_of(state) == side)
+    }
+
+    /// Whether `side`'s lane enum has variants other than `state`'s, so a match on it needs a
+    /// catch-all arm.
+    fn lane_shared(&self, side: Side) -> bool {
+        self.lane_states(side).count() > 1 || !self.protocol.states[0].generics.params.is_empty()
+    }
+
+    /// `__FromClient::State(inner)` for lanes; `inner` itself otherwise.
+    fn in_lane(&self, state: &State, inner: TokenStream) -> TokenStream {
+        if !self.lanes() {
+            return inner;
+        }
+        let (lane, variant) = (
+            Self::lane_ident(Side::sender_of(state)),
+            self.state_ident(state),
+        );
+        quote!(#lane::#variant(#inner))
     }
 
     /// A side's endpoint type for a state: a packet (or slot) end, or a marker for a state
@@ -685,17 +755,22 @@ impl<'a> Gen<'a> {
         let field = if state.messages.is_empty() {
             self.phantom(state)
         } else {
-            let message = if self.buffered {
+            let message = if self.buffered() {
                 let slot = self.slot_message_ident(state);
                 quote!(super::#slot #ty_generics, super::__Buffer #ty_generics)
             } else {
                 quote!(super::#name #ty_generics)
             };
-            match (self.buffered, side.sends_in(state)) {
-                (false, true) => quote!(#rt::SendPacket<#message>),
-                (false, false) => quote!(#rt::RecvPacket<#message>),
-                (true, true) => quote!(#rt::SendSlot<#message>),
-                (true, false) => quote!(#rt::RecvSlot<#message>),
+            if self.lanes() {
+                let (sends, receives) = (Self::lane_ident(side), Self::lane_ident(side.other()));
+                quote!(#rt::Duplex<super::#sends #ty_generics, super::#receives #ty_generics>)
+            } else {
+                match (self.buffered(), side.sends_in(state)) {
+                    (false, true) => quote!(#rt::SendPacket<#message>),
+                    (false, false) => quote!(#rt::RecvPacket<#message>),
+                    (true, true) => quote!(#rt::SendSlot<#message>),
+                    (true, false) => quote!(#rt::RecvSlot<#message>),
+                }
             }
         };
         quote! {
@@ -718,7 +793,7 @@ impl<'a> Gen<'a> {
             .iter()
             .map(|message| self.send_method(state, message));
         let sender_module = Side::sender_of(state).module();
-        let arrival = self.buffered.then(|| self.arrival(state));
+        let arrival = self.sessioned().then(|| self.arrival(state));
         quote! {
             impl #impl_generics #sender_module::#name #ty_generics {
                 #(#sends)*
@@ -749,7 +824,10 @@ impl<'a> Gen<'a> {
         let (protocol, state_name) = (self.protocol.name.unraw(), state.name.unraw());
         let receives = (!state.messages.is_empty()).then(|| {
             let side = Side::sender_of(state).other().module();
-            let slot = self.buffered.then(|| self.slot_message_ident(state));
+            if self.lanes() {
+                return quote!(, #side receives over lanes);
+            }
+            let slot = self.buffered().then(|| self.slot_message_ident(state));
             quote!(, #side receives #slot)
         });
         quote! {
@@ -764,7 +842,7 @@ impl<'a> Gen<'a> {
         let receiver = sender.other();
         let method = self.method_ident(message);
         let variant = self.ident(&message.name);
-        let enum_name = if self.buffered {
+        let enum_name = if self.sessioned() {
             self.slot_message_ident(state)
         } else {
             self.state_ident(state)
@@ -815,7 +893,7 @@ impl<'a> Gen<'a> {
         let fields: Vec<TokenStream> = vars
             .iter()
             .map(|var| var.to_token_stream())
-            .chain((!self.buffered && !sent.is_empty()).then_some(sent))
+            .chain((!self.sessioned() && !sent.is_empty()).then_some(sent))
             .collect();
         let message_value = if fields.is_empty() {
             quote!(#enum_name::#variant)
@@ -824,25 +902,27 @@ impl<'a> Gen<'a> {
         };
         let back_pattern = if vars.is_empty() {
             quote!(#enum_name::#variant { .. })
-        } else if self.buffered {
+        } else if self.sessioned() {
             quote!(#enum_name::#variant(#(#vars),*))
         } else {
             quote!(#enum_name::#variant(#(#vars,)* ..))
         };
+        let (message_value, back_pattern) = (
+            self.in_lane(state, message_value),
+            self.in_lane(state, back_pattern),
+        );
         let back = Self::payload_tuple(message);
-        let other_variants =
-            (state.messages.len() > 1).then(|| quote!(#rt::Err(_) => #rt::unreachable_message(),));
-        let body = if self.buffered {
+        let other_variants = (state.messages.len() > 1
+            || (self.lanes() && self.lane_shared(sender)))
+        .then(|| quote!(#rt::Err(_) => #rt::unreachable_message(),));
+        let body = if self.sessioned() {
             let kept = match next {
-                None => quote!({
-                    session.finish();
-                    ()
-                }),
+                None => quote!(session.finish()),
                 Some(next) if next.messages.is_empty() => quote!({
                     session.finish();
                     #kept
                 }),
-                Some(next) => self.endpoint_in_slot(sender, next, &format_ident!("session")),
+                Some(next) => self.endpoint_in_session(sender, next, &format_ident!("session")),
             };
             quote! {
                 match self.0.send(#message_value) {
@@ -877,8 +957,8 @@ impl<'a> Gen<'a> {
         }
     }
 
-    /// For bounded protocols: a slot message and the receiver's share become the user's
-    /// enum, with the receiver's next endpoint built from the share.
+    /// For a buffer or lanes: what arrived and the receiver's side of the session become the
+    /// user's enum, with the receiver's next endpoint built from its side.
     fn arrival(&self, state: &State) -> TokenStream {
         let rt = &self.rt;
         let name = self.state_ident(state);
@@ -895,6 +975,7 @@ impl<'a> Gen<'a> {
             } else {
                 quote!(#slot::#variant(#(#vars),*))
             };
+            let pattern = self.in_lane(state, pattern);
             let next = match &message.next {
                 Next::End { .. } => None,
                 Next::State { name, .. } => Some(self.state(name)),
@@ -912,7 +993,7 @@ impl<'a> Gen<'a> {
                 }
                 Some(next) => {
                     let mut fields: Vec<TokenStream> = vars.iter().map(|v| quote!(#v)).collect();
-                    fields.push(self.endpoint_in_slot(receiver, next, &session));
+                    fields.push(self.endpoint_in_session(receiver, next, &session));
                     (quote!(), fields)
                 }
             };
@@ -923,13 +1004,28 @@ impl<'a> Gen<'a> {
             };
             quote!(#attrs #pattern => { #finish #value })
         });
+        // In a lane, what arrives is one of everything the sender sends; the endpoint's type
+        // says which state the receiver is in, so only that state's messages can arrive.
+        let (arrived, others) = if self.lanes() {
+            let sender = Side::sender_of(state);
+            let (lane, receives) = (Self::lane_ident(sender), Self::lane_ident(receiver));
+            (
+                quote!((#lane #ty_generics, #rt::Duplex<#receives #ty_generics, #lane #ty_generics>)),
+                self.lane_shared(sender)
+                    .then(|| quote!(_ => #rt::unreachable_message(),)),
+            )
+        } else {
+            (
+                quote!((#slot #ty_generics, #rt::Session<__Buffer #ty_generics>)),
+                None,
+            )
+        };
         quote! {
             impl #impl_generics #name #ty_generics {
-                fn __arrive(
-                    (message, session): (#slot #ty_generics, #rt::Session<__Buffer #ty_generics>),
-                ) -> Self {
+                fn __arrive((message, session): #arrived) -> Self {
                     match message {
                         #(#arms)*
+                        #others
                     }
                 }
             }

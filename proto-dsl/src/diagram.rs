@@ -21,6 +21,7 @@ use quote::ToTokens;
 
 use crate::ast::{Direction, Message, Next, Protocol, State};
 use crate::diagnostic::push_spaces;
+use crate::layout::Layout;
 use crate::liveness::Liveness;
 
 /// Who sends in a state, as the diagrams say it: protocols are written from the client's side,
@@ -205,7 +206,7 @@ pub fn dot(protocol: &Protocol) -> String {
 }
 
 /// What liveness found (reachable states, whether a session can end, whether the protocol is
-/// bounded), then a plain-text table of the protocol: state, who sends, message, next state,
+/// bounded) and the session layout that follows, then a plain-text table of the protocol: state, who sends, message, next state,
 /// one row per message.
 pub fn explain(protocol: &Protocol, liveness: &Liveness) -> String {
     let mut rows: Vec<[String; 4]> = vec![[
@@ -261,7 +262,11 @@ pub fn explain(protocol: &Protocol, liveness: &Liveness) -> String {
         }
     }
     // Liveness's report opens with `protocol <name>`, a heading for the table below it.
-    let mut out = format!("{liveness}\n");
+    let layout = Layout::of(protocol, liveness);
+    let mut out = format!(
+        "{liveness}  layout: {layout}. {}\n\n",
+        layout.describe(protocol)
+    );
     for row in &rows {
         let mut line = String::new();
         for (i, (cell, width)) in row.iter().zip(widths).enumerate() {
@@ -341,7 +346,8 @@ mod tests {
         assert_eq!(
             explain(&p, &l),
             "protocol p\n  reachable: A, B\n  unreachable: C\n  can end: yes\n  \
-             bounded: yes, packet slots: A, B\n\n\
+             bounded: yes\n  layout: buffer. A session lives in one buffer allocated by \
+             `init()`, with a slot for each of `A`, `C`: messages allocate nothing.\n\n\
              state            sent by  message              next\n\
              A                client   Go                   B\n\
              B                -        (ends the protocol)\n\

@@ -6,7 +6,9 @@
 //! - `grammar.pest`: the language, rule by rule;
 //! - [`parse`](mod@parse): text to [`ast`] with byte ranges, Rust fragments parsed by syn;
 //! - [`check`]: every error at once, in protocol words;
-//! - [`liveness`]: reachability, ending, boundedness and the packet slots of bounded sessions;
+//! - [`liveness`]: reachability, ending and boundedness;
+//! - [`layout`]: how sessions travel (a buffer, two lanes, or a packet per message), decided
+//!   once for codegen, the docs and `explain`;
 //! - [`diagnostic`] and [`source`]: structured diagnostics and their rustc-style rendering;
 //! - [`codegen`]: the generated modules, as tokens.
 //!
@@ -32,6 +34,7 @@ pub mod codegen;
 pub mod config;
 pub mod diagnostic;
 pub mod diagram;
+pub mod layout;
 pub mod liveness;
 pub mod parse;
 pub mod source;
@@ -49,6 +52,8 @@ pub struct Analysis {
     pub file: ast::File,
     /// Liveness of each protocol, in the order of `file.protocols`.
     pub liveness: Vec<Liveness>,
+    /// The session layout of each protocol, in the same order.
+    pub layouts: Vec<layout::Layout>,
     /// Diagnostics that do not stop compilation (warnings); empty today.
     pub warnings: Diagnostics,
 }
@@ -57,6 +62,13 @@ impl Analysis {
     /// Each protocol with its liveness.
     pub fn protocols(&self) -> impl Iterator<Item = (&ast::Protocol, &Liveness)> {
         self.file.protocols.iter().zip(&self.liveness)
+    }
+
+    /// Each protocol with its liveness and layout.
+    pub fn layouts(&self) -> impl Iterator<Item = (&ast::Protocol, &Liveness, &layout::Layout)> {
+        self.protocols()
+            .zip(&self.layouts)
+            .map(|((protocol, liveness), layout)| (protocol, liveness, layout))
     }
 }
 
@@ -69,10 +81,17 @@ pub fn analyze(source: &str) -> Result<Analysis, Diagnostics> {
     if diagnostics.has_errors() {
         return Err(diagnostics);
     }
-    let liveness = file.protocols.iter().map(liveness::analyze).collect();
+    let liveness: Vec<Liveness> = file.protocols.iter().map(liveness::analyze).collect();
+    let layouts = file
+        .protocols
+        .iter()
+        .zip(&liveness)
+        .map(|(protocol, liveness)| layout::Layout::of(protocol, liveness))
+        .collect();
     Ok(Analysis {
         file,
         liveness,
+        layouts,
         warnings: diagnostics,
     })
 }

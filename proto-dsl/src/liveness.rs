@@ -1,6 +1,7 @@
 //! Liveness: which states can be reached, whether the protocol can end, and whether it is
 //! bounded (one preallocated packet per state suffices for a whole session) or unbounded (a
-//! packet per message), by the co-liveness rule of the 2012 pipe compiler.
+//! state's messages need a queue), by the co-liveness rule of the 2012 pipe compiler. What
+//! follows for the layout of a session is decided in `layout.rs`.
 //!
 //! # The co-liveness rule
 //!
@@ -54,15 +55,12 @@ pub struct Liveness {
 /// Whether a session can live in one preallocated buffer.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub enum Boundedness {
-    /// No state is co-live with itself: a session needs one packet per slot here, allocated
-    /// by `init()` and reused on every pass.
-    Bounded {
-        /// The packets of a session buffer: one per reachable state, in declaration order.
-        /// Message-less states are included, since their endpoints still report a closed peer
-        /// through a packet. Unreachable states get none: no endpoint can ever be in them.
-        slots: Vec<PacketSlot>,
-    },
-    /// Some states are co-live with themselves: messages need a packet each.
+    /// No state is co-live with itself: a state's message is always received before the same
+    /// state is sent in again, so one slot per state can serve a whole session (see
+    /// [`Layout`](crate::layout::Layout)).
+    Bounded,
+    /// Some states are co-live with themselves: a state may be sent in again and again before
+    /// the peer receives, so its messages need a queue (or a packet each).
     Unbounded {
         /// The loops that make it so: each is a set of same-direction states that can cycle
         /// (a single state loops to itself), as state indices in declaration order.
@@ -70,19 +68,10 @@ pub enum Boundedness {
     },
 }
 
-/// One packet in a bounded protocol's session buffer.
-#[derive(Debug, Clone, PartialEq, Eq)]
-pub struct PacketSlot {
-    /// The index of the state whose messages travel in it.
-    pub state: usize,
-    /// That state's name (a good field name for the generated buffer struct).
-    pub name: String,
-}
-
 impl Liveness {
     /// Whether the protocol is bounded.
     pub fn is_bounded(&self) -> bool {
-        matches!(self.boundedness, Boundedness::Bounded { .. })
+        matches!(self.boundedness, Boundedness::Bounded)
     }
 
     /// Whether the state with this index is reachable from the start state.
@@ -158,15 +147,7 @@ pub fn analyze(protocol: &Protocol) -> Liveness {
         .collect();
 
     let boundedness = if loops.is_empty() {
-        Boundedness::Bounded {
-            slots: reachable
-                .iter()
-                .map(|&i| PacketSlot {
-                    state: i,
-                    name: protocol.states[i].name.unraw().to_string(),
-                })
-                .collect(),
-        }
+        Boundedness::Bounded
     } else {
         Boundedness::Unbounded { loops }
     };
@@ -259,10 +240,7 @@ impl fmt::Display for Liveness {
         }
         writeln!(f, "  can end: {}", if self.can_end { "yes" } else { "no" })?;
         match &self.boundedness {
-            Boundedness::Bounded { slots } => {
-                let slots: Vec<&str> = slots.iter().map(|s| s.name.as_str()).collect();
-                writeln!(f, "  bounded: yes, packet slots: {}", slots.join(", "))
-            }
+            Boundedness::Bounded => writeln!(f, "  bounded: yes"),
             Boundedness::Unbounded { loops } => {
                 let loops: Vec<String> = loops.iter().map(|l| format!("[{}]", names(l))).collect();
                 writeln!(

@@ -5,6 +5,7 @@ mod common;
 
 use std::collections::BTreeSet;
 
+use proto_dsl::layout::{Layout, WhyPackets};
 use proto_dsl::liveness::Boundedness;
 
 fn analyze_fixture(name: &str) -> proto_dsl::Analysis {
@@ -85,13 +86,10 @@ fn generated_fixture_matches_its_generator() {
 }
 
 #[test]
-fn bounded_protocols_get_a_slot_per_reachable_state() {
+fn bounded_protocols_get_a_slot_per_message_state_and_unbounded_ones_lanes() {
     let analysis = analyze_fixture("pingpong");
-    let Boundedness::Bounded { slots } = &analysis.liveness[0].boundedness else {
-        panic!("pingpong is bounded")
-    };
-    let names: Vec<&str> = slots.iter().map(|s| s.name.as_str()).collect();
-    assert_eq!(names, ["ping", "pong"]);
+    assert_eq!(analysis.liveness[0].boundedness, Boundedness::Bounded);
+    assert_eq!(analysis.layouts[0], Layout::Buffer { slots: vec![0, 1] });
 
     let analysis = analyze_fixture("pingpong_unbounded");
     let liveness = &analysis.liveness[0];
@@ -101,6 +99,17 @@ fn bounded_protocols_get_a_slot_per_reachable_state() {
         Boundedness::Unbounded {
             loops: vec![vec![2]]
         }
+    );
+    assert_eq!(analysis.layouts[0], Layout::Lanes);
+
+    // One message state, no loop: a oneshot, used once.
+    let analysis = analyze_fixture("oneshot");
+    assert_eq!(analysis.layouts[0], Layout::Packets(WhyPackets::UsedOnce));
+    // Generic states whose parameters differ: no one session type could name them.
+    let analysis = analyze_fixture("generated_200");
+    assert_eq!(
+        analysis.layouts[0],
+        Layout::Packets(WhyPackets::GenericsDiffer)
     );
 }
 

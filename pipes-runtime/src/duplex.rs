@@ -1,0 +1,76 @@
+//! Unbounded sessions: a protocol whose states can loop without waiting for the peer (a
+//! stream of `Deposit`s) runs over two lanes, one per direction, allocated by `init()`. Each
+//! lane carries every message its sender can send in any state, as one hidden enum per
+//! direction that `proto!` generates; the receiver knows which state it is in from its
+//! endpoint's type, and builds its endpoint for the next state around the same [`Duplex`]. So a
+//! message costs a slot write and one swap, and nothing is allocated while the receiver keeps
+//! up (lanes recycle their segments).
+//!
+//! Each endpoint of the session holds the side's `Duplex`: the sending end of one lane and the
+//! receiving end of the other. Dropping it (an endpoint dropped mid-protocol, or the last
+//! message sent or received) hangs up the one and closes the other, so the peer's next receive
+//! reports the pipe closed once it has taken what was sent before, and its next send hands its
+//! message back. Messages nobody received are dropped with the receiving end, in a loop (the
+//! lane's drop), however many there are and whatever endpoints they carry.
+
+use std::fmt;
+
+use crate::lane::{LaneRx, LaneTx, lane};
+use crate::packet::Receiving;
+use crate::take::Take;
+use crate::wait::{Settled, StateWord};
+
+/// One side of an unbounded session: it sends `Tx`s to the peer and receives `Rx`s from it.
+/// `Send` when both are; not `Sync`.
+pub struct Duplex<Tx, Rx> {
+    tx: LaneTx<Tx>,
+    rx: LaneRx<Rx>,
+}
+
+/// A new session's two sides: the first receives what the second sends, and the other way.
+pub fn duplex<A, B>() -> (Duplex<A, B>, Duplex<B, A>) {
+    let (a_rx, b_tx) = lane();
+    let (b_rx, a_tx) = lane();
+    (Duplex { tx: a_tx, rx: a_rx }, Duplex { tx: b_tx, rx: b_rx })
+}
+
+impl<Tx, Rx> Duplex<Tx, Rx> {
+    /// Sends `message` and returns this side for its next state. Never blocks; hands the
+    /// message back (and ends this side) if the peer is gone.
+    #[inline]
+    pub fn send(self, message: Tx) -> Result<Self, Tx> {
+        self.tx.send(message).map(|()| self)
+    }
+
+    /// Ends this side of the session, after its last message: the peer takes what was sent,
+    /// then finds the session over.
+    pub fn finish(self) {}
+}
+
+impl<Tx, Rx> Receiving for Duplex<Tx, Rx> {
+    type Output = (Rx, Self);
+
+    fn word(&self) -> &StateWord {
+        self.rx.word()
+    }
+
+    fn idle(&self) -> usize {
+        self.rx.idle()
+    }
+
+    /// The next message and this side, or `None` if the peer hung up before sending one.
+    fn take(self, _: Settled) -> Option<(Rx, Self)> {
+        match self.rx.try_recv() {
+            Take::Message(message) => Some((message, self)),
+            Take::Closed => None,
+            // Settled means the word moved past this side's position: a message, or the hang-up.
+            Take::Empty => unreachable!("pipes: a lane's word settled with nothing in it"),
+        }
+    }
+}
+
+impl<Tx, Rx> fmt::Debug for Duplex<Tx, Rx> {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.debug_struct("Duplex").finish_non_exhaustive()
+    }
+}
