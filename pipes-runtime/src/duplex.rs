@@ -50,15 +50,18 @@ impl<Tx, Rx> Duplex<Tx, Rx> {
 impl<Tx, Rx> Receiving for Duplex<Tx, Rx> {
     type Output = (Rx, Self);
 
+    #[inline]
     fn word(&self) -> &StateWord {
         self.rx.word()
     }
 
+    #[inline]
     fn idle(&self) -> usize {
         self.rx.idle()
     }
 
     /// The next message and this side, or `None` if the peer hung up before sending one.
+    #[inline]
     fn take(self, _: Settled) -> Option<(Rx, Self)> {
         match self.rx.try_recv() {
             Take::Message(message) => Some((message, self)),

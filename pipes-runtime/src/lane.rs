@@ -201,11 +201,25 @@ struct Rx<T> {
     slot: usize,
 }
 
+/// What the sending end alone reads and writes. In the lane rather than in the endpoint so that
+/// the endpoint is one pointer: a protocol's endpoints move on every message (a 48-byte move
+/// through memory cost more than the send itself).
+struct Tx<T> {
+    /// The index of the next message.
+    tail: usize,
+    /// The segment being filled, and the next slot in it (`SLOTS` when it is full).
+    segment: NonNull<Segment<T>>,
+    slot: usize,
+    /// Whether a send found the receiver gone.
+    closed: bool,
+}
+
 /// The shared part of a lane.
 struct Lane<T> {
     /// The sender's word (see the module docs), alone on its cache line: the sender swaps it on
     /// every send, the receiver reads it once per batch.
     word: CachePadded<StateWord>,
+    tx: CachePadded<UnsafeCell<Tx<T>>>,
     rx: CachePadded<UnsafeCell<Rx<T>>>,
     /// A used-up segment handed back by the receiver, for the sender's next one (or null).
     spare: AtomicPtr<Segment<T>>,
@@ -227,6 +241,12 @@ pub(crate) fn lane<T>() -> (LaneRx<T>, LaneTx<T>) {
     let segment = Segment::alloc();
     let lane = Box::new(Lane {
         word: CachePadded::new(StateWord(AtomicUsize::new(open_word(0)))),
+        tx: CachePadded::new(UnsafeCell::new(Tx {
+            tail: 0,
+            segment,
+            slot: 0,
+            closed: false,
+        })),
         rx: CachePadded::new(UnsafeCell::new(Rx {
             head: 0,
             limit: 0,
@@ -246,10 +266,6 @@ pub(crate) fn lane<T>() -> (LaneRx<T>, LaneTx<T>) {
         },
         LaneTx {
             lane,
-            tail: Cell::new(0),
-            segment: Cell::new(segment),
-            slot: Cell::new(0),
-            closed: Cell::new(false),
             _owns: PhantomData,
         },
     )
@@ -302,21 +318,16 @@ unsafe fn take_upgrade<T>(lane: &Lane<T>) -> Option<Arc<SharedQueue<T>>> {
     (!queue.is_null()).then(|| unsafe { Arc::from_raw(queue) })
 }
 
-/// The sending end of a lane. Not `Sync` (its state is in cells): one thread sends at a time.
+/// The sending end of a lane: one pointer (its state is in the lane). Not `Sync`: one thread
+/// sends at a time.
 pub(crate) struct LaneTx<T> {
     lane: NonNull<Lane<T>>,
-    /// The index of the next message.
-    tail: Cell<usize>,
-    /// The segment being filled, and the next slot in it (`SLOTS` when it is full).
-    segment: Cell<NonNull<Segment<T>>>,
-    slot: Cell<usize>,
-    /// Whether a send found the receiver gone.
-    closed: Cell<bool>,
-    _owns: PhantomData<T>,
+    /// Not `Sync`, as if it held its state in cells.
+    _owns: PhantomData<(T, Cell<()>)>,
 }
 
 // SAFETY: the end moves `T`s to the receiving thread, which is sound when `T: Send`; its own
-// state moves with it, and what it shares is behind the lane's atomics.
+// state is in the lane, touched only by this end, and what it shares is behind atomics.
 unsafe impl<T: Send> Send for LaneTx<T> {}
 
 impl<T> LaneTx<T> {
@@ -329,49 +340,57 @@ impl<T> LaneTx<T> {
     /// gone.
     #[inline]
     pub(crate) fn send(&self, message: T) -> Result<(), T> {
-        if self.closed.get() {
-            return Err(message);
-        }
         let lane = self.lane();
-        let mut segment = self.segment.get();
-        let mut slot = self.slot.get();
-        if slot == Segment::<T>::SLOTS {
-            let next = NonNull::new(lane.spare.swap(ptr::null_mut(), Ordering::Acquire))
-                .unwrap_or_else(Segment::alloc);
-            // SAFETY: the segment being filled is alive (the receiver frees or recycles a
-            // segment only once it has moved past it, which needs this link). Relaxed: the
-            // swap below publishes the link with the message.
-            unsafe { segment.as_ref() }
-                .next
-                .store(next.as_ptr(), Ordering::Relaxed);
-            segment = next;
-            slot = 0;
-            self.segment.set(segment);
+        // SAFETY: only this end touches `tx`, and nothing else of it runs now (it is not
+        // `Sync`, and `send` calls out only to wake a waiter, which does not reach the lane).
+        lane.tx
+            .with_mut(|tx| unsafe { send(lane, &mut *tx, message) })
+    }
+}
+
+/// [`LaneTx::send`].
+///
+/// # Safety
+/// `tx` is `lane`'s sending state and the caller is its sending end.
+#[inline]
+unsafe fn send<T>(lane: &Lane<T>, tx: &mut Tx<T>, message: T) -> Result<(), T> {
+    if tx.closed {
+        return Err(message);
+    }
+    if tx.slot == Segment::<T>::SLOTS {
+        let next = NonNull::new(lane.spare.swap(ptr::null_mut(), Ordering::Acquire))
+            .unwrap_or_else(Segment::alloc);
+        // SAFETY: the segment being filled is alive (the receiver frees or recycles a segment
+        // only once it has moved past it, which needs this link). Relaxed: the swap below
+        // publishes the link with the message.
+        unsafe { tx.segment.as_ref() }
+            .next
+            .store(next.as_ptr(), Ordering::Relaxed);
+        tx.segment = next;
+        tx.slot = 0;
+    }
+    // SAFETY: the slot is past the published tail, so the receiver does not read it until the
+    // swap below; the segment is alive as above.
+    let cell = unsafe { Segment::slot(tx.segment, tx.slot) };
+    // SAFETY: as above: the slot is ours to write.
+    cell.with_mut(|slot| unsafe { (*slot).write(message) });
+    tx.slot += 1;
+    tx.tail = next_index(tx.tail);
+    // Release publishes the slot (and a new segment's link); Acquire orders us after the
+    // receiver's close, or the registration of its waiter.
+    match lane.word.0.swap(open_word(tx.tail), Ordering::AcqRel) {
+        RX_CLOSED => {
+            tx.closed = true;
+            // SAFETY: the receiver closed before this publish, so it never reads this slot: the
+            // message we just wrote is still ours.
+            Err(cell.with_mut(|slot| unsafe { (*slot).assume_init_read() }))
         }
-        // SAFETY: the slot is past the published tail, so the receiver does not read it until
-        // the swap below; the segment is alive as above.
-        let cell = unsafe { Segment::slot(segment, slot) };
-        // SAFETY: as above: the slot is ours to write.
-        cell.with_mut(|slot| unsafe { (*slot).write(message) });
-        self.slot.set(slot + 1);
-        let tail = next_index(self.tail.get());
-        self.tail.set(tail);
-        // Release publishes the slot (and a new segment's link); Acquire orders us after the
-        // receiver's close, or the registration of its waiter.
-        match lane.word.0.swap(open_word(tail), Ordering::AcqRel) {
-            RX_CLOSED => {
-                self.closed.set(true);
-                // SAFETY: the receiver closed before this publish, so it never reads this slot:
-                // the message we just wrote is still ours.
-                Err(cell.with_mut(|slot| unsafe { (*slot).assume_init_read() }))
-            }
-            found if is_waiter(found) => {
-                // SAFETY: a waiter word, just swapped out by us.
-                unsafe { wake(found) };
-                Ok(())
-            }
-            _ => Ok(()),
+        found if is_waiter(found) => {
+            // SAFETY: a waiter word, just swapped out by us.
+            unsafe { wake(found) };
+            Ok(())
         }
+        _ => Ok(()),
     }
 }
 
@@ -394,8 +413,13 @@ impl<T> LaneTx<T> {
 
 impl<T> Drop for LaneTx<T> {
     fn drop(&mut self) {
-        let gone = self.closed.get() || {
-            let hung_up = (self.tail.get() << 2) | HUNG_UP;
+        // SAFETY: only this end touches `tx`.
+        let (closed, tail) = self
+            .lane()
+            .tx
+            .with_mut(|tx| unsafe { ((*tx).closed, (*tx).tail) });
+        let gone = closed || {
+            let hung_up = (tail << 2) | HUNG_UP;
             let found = self.lane().word.0.swap(hung_up, Ordering::AcqRel);
             if is_waiter(found) {
                 // SAFETY: a waiter word, just swapped out by us.

@@ -215,6 +215,7 @@ pub trait Receiving: Sized {
     fn take(self, settled: Settled) -> Option<Self::Output>;
 
     /// Blocks until the message arrives or the sender is dropped.
+    #[inline]
     fn receive(self, at: &StateName) -> Result<Self::Output, RecvError> {
         match self.word().wait(self.idle(), None) {
             Some(settled) => self.take(settled).ok_or_else(|| at.closed()),
