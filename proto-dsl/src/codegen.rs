@@ -3,15 +3,21 @@
 //! impls, docs on every item). Output is built with `quote` only, names everything through the
 //! runtime's `__private` module, and depends on nothing but the input, so it is deterministic.
 //!
-//! Two layouts share one shape:
-//! - *unbounded* protocols send each message in a fresh packet ([`entangle`]); a message carries
-//!   the receiver's endpoint for the next state, as in 2012;
-//! - *bounded* ones get one session buffer from `init()` with a slot per state. What travels in
-//!   a slot is a hidden payload-only enum (`__State`); the receiver builds its next endpoint
-//!   from its own share of the buffer, so no endpoint ever travels and nothing is allocated
-//!   per message. A bounded protocol whose states do not all share one list of generic
-//!   parameters falls back to the unbounded layout (its buffer could not be named), and so
-//!   does one with a single state that has messages (a oneshot: nothing to reuse).
+//! Three layouts share one shape (`layout.rs` decides which):
+//! - a *buffer* (bounded protocols): one session buffer from `init()` with a slot per state;
+//! - *lanes* (unbounded ones): two lanes from `init()`, one per direction, each carrying a
+//!   hidden enum of everything its sender sends (`__FromClient`, `__FromServer`);
+//! - *packets*: each message in a fresh packet ([`entangle`]), carrying the receiver's
+//!   endpoint for the next state, as in 2012 (oneshots, and protocols whose states do not share
+//!   one list of generic parameters).
+//!
+//! With a buffer or lanes, what travels is a hidden payload-only enum per state (`__State`);
+//! the receiver builds its next endpoint from its own side of the session (`__arrive`), so no
+//! endpoint ever travels and nothing is allocated per message.
+//!
+//! What is the same for every state (the receive methods, `Recv`, `IntoFuture`, `Debug`) is
+//! written once in the runtime and invoked per state with `__endpoints!`; message enums get
+//! `Debug` from the `MessageDebug` derive.
 //!
 //! [`entangle`]: https://docs.rs/pipes (pipes::__private::entangle)
 
@@ -200,10 +206,6 @@ impl<'a> Gen<'a> {
         &self.protocol.states[*index]
     }
 
-    fn text(&self, range: &Range<usize>) -> &'a str {
-        self.options.source.get(range.clone()).unwrap_or("")
-    }
-
     // ----- generics
 
     /// `<T: Bound, ...>` as declared, for impls and `init`.
@@ -344,7 +346,9 @@ impl<'a> Gen<'a> {
     fn leads_to(&self, message: &Message) -> String {
         match &message.next {
             Next::End { .. } => "ends the protocol".to_string(),
-            Next::State { .. } => format!("leads to `{}`", self.text(&message.next.span())),
+            Next::State { .. } => {
+                format!("leads to `{}`", crate::diagram::next_text(&message.next))
+            }
         }
     }
 
@@ -360,34 +364,17 @@ impl<'a> Gen<'a> {
             protocol.states[0].name.unraw(),
             self.layout.describe(protocol)
         );
-        for state in &protocol.states {
-            if state.messages.is_empty() {
-                table.push_str(&format!("| `{}` | - | (ends) | |\n", state.name.unraw()));
-            }
-            for message in &state.messages {
-                let payload = if message.payload.is_empty() {
-                    String::new()
-                } else {
-                    let types: Vec<&str> = message
-                        .payload
-                        .iter()
-                        .map(|ty| self.text(&ty.span))
-                        .collect();
-                    // A `|` would end the table cell.
-                    format!("({})", types.join(", ")).replace('|', "\\|")
-                };
-                let next = match &message.next {
-                    Next::End { .. } => "`!`".to_string(),
-                    Next::State { .. } => format!("`{}`", self.text(&message.next.span())),
-                };
-                table.push_str(&format!(
-                    "| `{}` | {} | `{}{}` | {} |\n",
-                    state.name.unraw(),
-                    Side::sender_of(state).word(),
-                    message.name.unraw(),
-                    payload,
-                    next
-                ));
+        for row in crate::diagram::transitions(protocol) {
+            let state = protocol.states[row.state].name.unraw();
+            // A `|` would end the table cell.
+            let cell = |text: &str| format!("`{}`", text.replace('|', "\\|"));
+            match (row.sender, row.message) {
+                (Some(sender), Some(message)) => table.push_str(&format!(
+                    "| `{state}` | {sender} | {} | {} |\n",
+                    cell(&message),
+                    cell(row.next.as_deref().unwrap_or("!"))
+                )),
+                _ => table.push_str(&format!("| `{state}` | - | (ends) | |\n")),
             }
         }
         if self.diagram {

@@ -58,7 +58,7 @@ fn message_text(message: &Message) -> String {
 }
 
 /// `State`, `State<T, U>` or `!`.
-fn next_text(next: &Next) -> String {
+pub(crate) fn next_text(next: &Next) -> String {
     match next {
         Next::End { .. } => "!".to_string(),
         Next::State { name, args, .. } if args.is_empty() => name.unraw().to_string(),
@@ -73,6 +73,56 @@ fn next_text(next: &Next) -> String {
             format!("{}<{}>", name.unraw(), args.join(", "))
         }
     }
+}
+
+/// One row of a protocol's transition table: what the module docs, `explain`, and the
+/// diagrams show, built once here so they cannot disagree.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Transition {
+    /// The index of the state in `Protocol::states`.
+    pub state: usize,
+    /// Who sends in the state (`client` or `server`); `None` for a state without messages.
+    pub sender: Option<&'static str>,
+    /// The message with its payload types as rustfmt writes them (`Jump(Vec<String>)`);
+    /// `None` for a state without messages (a row that ends the protocol).
+    pub message: Option<String>,
+    /// The next state with its arguments (`Open<T>`), or `None` for `!` and for a state without
+    /// messages.
+    pub next: Option<String>,
+    /// The index of the next state, when there is one (and it resolves).
+    pub next_state: Option<usize>,
+}
+
+/// The transition table of a protocol: a row per message, in declaration order, and a row
+/// for each state without messages.
+pub fn transitions(protocol: &Protocol) -> Vec<Transition> {
+    let index_of = protocol.state_map();
+    let mut rows = Vec::new();
+    for (index, state) in protocol.states.iter().enumerate() {
+        let sender = sender(state);
+        if state.messages.is_empty() {
+            rows.push(Transition {
+                state: index,
+                sender: None,
+                message: None,
+                next: None,
+                next_state: None,
+            });
+        }
+        for message in &state.messages {
+            rows.push(Transition {
+                state: index,
+                sender,
+                message: Some(message_text(message)),
+                next: message.next.state_name().map(|_| next_text(&message.next)),
+                next_state: message
+                    .next
+                    .state_name()
+                    .and_then(|name| index_of.get(name.unraw()).copied()),
+            });
+        }
+    }
+    rows
 }
 
 /// Words that Mermaid's state diagram grammar reserves: a state called one of them gets a
@@ -137,20 +187,18 @@ pub fn mermaid(protocol: &Protocol) -> String {
     if let Some(start) = protocol.start() {
         let _ = writeln!(out, "    [*] --> {}", mermaid_id(start.name.unraw()));
     }
-    for state in &protocol.states {
-        let from = mermaid_id(state.name.unraw());
-        let Some(who) = sender(state) else {
+    for row in transitions(protocol) {
+        let from = mermaid_id(protocol.states[row.state].name.unraw());
+        let (Some(who), Some(message)) = (row.sender, &row.message) else {
             let _ = writeln!(out, "    {from} --> [*]");
             continue;
         };
-        for message in &state.messages {
-            let to = match message.next.state_name() {
-                Some(name) => mermaid_id(name.unraw()),
-                None => "[*]".to_string(),
-            };
-            let label = mermaid_label(&format!("{who} sends {}", message_text(message)));
-            let _ = writeln!(out, "    {from} --> {to} : {label}");
-        }
+        let to = match row.next_state {
+            Some(next) => mermaid_id(protocol.states[next].name.unraw()),
+            None => "[*]".to_string(),
+        };
+        let label = mermaid_label(&format!("{who} sends {message}"));
+        let _ = writeln!(out, "    {from} --> {to} : {label}");
     }
     out
 }
@@ -185,21 +233,19 @@ pub fn dot(protocol: &Protocol) -> String {
     if let Some(start) = protocol.start() {
         let _ = writeln!(out, "    {START} -> {};", dot_string(start.name.unraw()));
     }
-    for state in &protocol.states {
-        let from = dot_string(state.name.unraw());
-        let Some(who) = sender(state) else {
+    for row in transitions(protocol) {
+        let from = dot_string(protocol.states[row.state].name.unraw());
+        let (Some(who), Some(message)) = (row.sender, &row.message) else {
             let _ = writeln!(out, "    {from} -> {END};");
             continue;
         };
         let style = if who == "client" { "solid" } else { "dashed" };
-        for message in &state.messages {
-            let to = match message.next.state_name() {
-                Some(name) => dot_string(name.unraw()),
-                None => END.to_string(),
-            };
-            let label = dot_string(&format!("{who}: {}", message_text(message)));
-            let _ = writeln!(out, "    {from} -> {to} [label={label}, style={style}];");
-        }
+        let to = match row.next_state {
+            Some(next) => dot_string(protocol.states[next].name.unraw()),
+            None => END.to_string(),
+        };
+        let label = dot_string(&format!("{who}: {message}"));
+        let _ = writeln!(out, "    {from} -> {to} [label={label}, style={style}];");
     }
     out.push_str("}\n");
     out
@@ -215,7 +261,9 @@ pub fn explain(protocol: &Protocol, liveness: &Liveness) -> String {
         "message".to_string(),
         "next".to_string(),
     ]];
-    for (index, state) in protocol.states.iter().enumerate() {
+    let mut previous = None;
+    for row in transitions(protocol) {
+        let state = &protocol.states[row.state];
         let mut name = state.name.unraw().to_string();
         // Parameter names only (`Idle<K, V>`): bounds would crowd the table, and the
         // `next` column names states the same way.
@@ -228,10 +276,10 @@ pub fn explain(protocol: &Protocol, liveness: &Liveness) -> String {
                 .collect();
             let _ = write!(name, "<{}>", params.join(", "));
         }
-        if !liveness.is_reachable(index) {
+        if !liveness.is_reachable(row.state) {
             name.push_str(" (unreachable)");
         }
-        let Some(who) = sender(state) else {
+        let Some(message) = row.message else {
             rows.push([
                 name,
                 "-".into(),
@@ -240,20 +288,19 @@ pub fn explain(protocol: &Protocol, liveness: &Liveness) -> String {
             ]);
             continue;
         };
-        for (i, message) in state.messages.iter().enumerate() {
-            // The state and sender are written on its first row only, so states stand out.
-            let (state_cell, who_cell) = if i == 0 {
-                (name.clone(), who.to_string())
-            } else {
-                (String::new(), String::new())
-            };
-            rows.push([
-                state_cell,
-                who_cell,
-                message_text(message),
-                next_text(&message.next),
-            ]);
-        }
+        // The state and sender are written on its first row only, so states stand out.
+        let first = previous.replace(row.state) != Some(row.state);
+        let (state_cell, who_cell) = if first {
+            (name, row.sender.unwrap_or("-").to_string())
+        } else {
+            (String::new(), String::new())
+        };
+        rows.push([
+            state_cell,
+            who_cell,
+            message,
+            row.next.unwrap_or_else(|| "!".to_string()),
+        ]);
     }
     let mut widths = [0; 4];
     for row in &rows {

@@ -55,3 +55,26 @@ fn doc_attributes_are_docs() {
     assert_eq!(protocol.meta.docs[0].text, " A bank.");
     assert!(protocol.meta.attrs.is_empty());
 }
+
+#[test]
+fn module_docs_write_payload_types_as_rustfmt_would_whatever_the_spacing() {
+    // What `proto!` hands the compiler: tokens printed with a space between each.
+    let source = "p { S: send { Jump(Vec < String >, Option < Box < [ u8 ] >>) -> T < u8 > } \
+                  T: recv<X> { Back -> S } }";
+    let analysis = proto_dsl::analyze(source).unwrap();
+    let tokens = proto_dsl::codegen::generate_with_diagrams(
+        &analysis,
+        &proto_dsl::codegen::Options {
+            runtime: quote::quote!(::pipes),
+            source,
+            span_at: &|_| Span::call_site(),
+        },
+        false,
+    );
+    let file: syn::File = syn::parse2(tokens).unwrap();
+    let text = prettyplease::unparse(&file);
+    assert!(
+        text.contains("| `S` | client | `Jump(Vec<String>, Option<Box<[u8]>>)` | `T<u8>` |"),
+        "{text}"
+    );
+}
