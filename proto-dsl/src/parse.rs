@@ -383,7 +383,8 @@ impl Cx {
             .into_inner()
             .filter(|p| p.as_rule() == Rule::generic_param)
         {
-            if let Some(syn) = self.syn::<syn::GenericParam>(&inner, "generic parameter") {
+            if let Some(mut syn) = self.syn::<syn::GenericParam>(&inner, "generic parameter") {
+                spell_2012_kinds(&mut syn);
                 let name = match &syn {
                     syn::GenericParam::Type(t) => t.ident.to_string(),
                     syn::GenericParam::Lifetime(l) => l.lifetime.to_string(),
@@ -491,6 +492,49 @@ impl Cx {
     }
 }
 
+/// The 2012 kinds that a bound may still be written as, and the trait each means today. The
+/// seed's `Stream:send<T:send>` is written this way. Only the lower-case kinds of 2012 are
+/// translated: no trait of today is spelled so, while a capitalised `Owned` or `Const` may be
+/// a trait of the user's own.
+///
+/// | 2012 bound | today | why |
+/// |---|---|---|
+/// | `send` | `Send` | "sendable": may move to another task |
+/// | `copy` | `Copy` | "copyable": the 2012 kind copied implicitly |
+///
+/// The other 2012 kinds are not translated. `const` (deeply immutable; later `Freeze`, now
+/// gone) has no exact modern meaning and is a keyword today, so syn refuses it as a bound.
+/// `owned` meant "holds no borrowed pointers" (today's `'static`) until 0.6 reused `Owned`
+/// for sendable types; left as written, it is rustc's error at the token, and the protocol's
+/// author chooses `'static` or `Send`.
+pub const KINDS_2012: [(&str, &str); 2] = [("send", "Send"), ("copy", "Copy")];
+
+/// Rewrites a parameter's bounds written as a 2012 kind ([`KINDS_2012`]) to today's trait.
+/// The identifier keeps its place, so codegen still finds the user's token for it.
+fn spell_2012_kinds(param: &mut syn::GenericParam) {
+    let syn::GenericParam::Type(param) = param else {
+        return;
+    };
+    for bound in &mut param.bounds {
+        let syn::TypeParamBound::Trait(bound) = bound else {
+            continue;
+        };
+        let path = &mut bound.path;
+        if bound.lifetimes.is_some()
+            || !matches!(bound.modifier, syn::TraitBoundModifier::None)
+            || path.leading_colon.is_some()
+            || path.segments.len() != 1
+            || !path.segments[0].arguments.is_none()
+        {
+            continue;
+        }
+        let ident = &mut path.segments[0].ident;
+        if let Some((_, today)) = KINDS_2012.iter().find(|(kind, _)| ident == kind) {
+            *ident = syn::Ident::new(today, ident.span());
+        }
+    }
+}
+
 /// Takes `unreachable_states` out of the `#[allow(...)]` attributes (rustc does not know that
 /// lint, so it must not reach the generated code) and returns where it was written.
 fn take_allow_unreachable(meta: &mut Meta) -> Option<Span> {
@@ -570,6 +614,34 @@ mod tests {
         // The string is not a type, so syn refuses it, but the guard let it through.
         let error = parse(&commented).unwrap_err();
         assert!(error.0[0].message.starts_with("invalid type"), "{error}");
+    }
+
+    #[test]
+    fn the_2012_kinds_are_spelled_as_today() {
+        let file = parse(
+            "p { S: send<T: send, U: copy + Clone, V: ::send, W: Owned, X: send<u8>> { M -> ! } }",
+        )
+        .unwrap();
+        let params: Vec<String> = file.protocols[0].states[0]
+            .generics
+            .params
+            .iter()
+            .map(|p| {
+                let syn = &p.syn;
+                quote::quote!(#syn).to_string()
+            })
+            .collect();
+        // A path, a capitalised name or one with arguments is the user's own trait.
+        assert_eq!(
+            params,
+            [
+                "T : Send",
+                "U : Copy + Clone",
+                "V : :: send",
+                "W : Owned",
+                "X : send < u8 >"
+            ]
+        );
     }
 
     #[test]
