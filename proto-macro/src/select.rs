@@ -243,7 +243,13 @@ impl Arm {
             (_, Some(next)) => quote_spanned!(message.span()=> #message(#(#bindings,)* .., #next)),
             (Some(_), None) => quote_spanned!(message.span()=> #message(#(#bindings),*)),
         };
-        quote!(#pattern => #body)
+        // The `..` is not the user's, but it carries their span: clippy would take it for
+        // theirs (`Item(_, _)` would read as `Item(_, _, .., next)`).
+        let allow = self
+            .next
+            .is_some()
+            .then(|| quote!(#[allow(clippy::unneeded_wildcard_pattern)]));
+        quote!(#allow #pattern => #body)
     }
 
     /// A check, at the arm's message, that an arm of a message leading to a state binds as
