@@ -3,6 +3,11 @@
 //! protocol checker accepts but whose generated code rustc refuses fails this crate's build,
 //! and so `cargo test --workspace`.
 
+// rustdoc works out whether each endpoint is `Send`, and for the 200-state fixture's chain of
+// packets (each message enum holds the next state's endpoint) that takes more than the
+// default 128 levels (about three per state): without this, `cargo doc` fails with E0275 on this crate.
+#![recursion_limit = "1024"]
+
 /// The payload types that fixtures written in the seed's spelling name without declaring
 /// (they are resolved where the protocol is generated, as the 2012 examples' were).
 #[allow(non_camel_case_types)]

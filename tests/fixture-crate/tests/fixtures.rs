@@ -2,7 +2,10 @@
 
 #[test]
 fn every_fixture_file_is_compiled() {
-    let dir = concat!(env!("CARGO_MANIFEST_DIR"), "/../../proto-dsl/tests/fixtures");
+    let dir = concat!(
+        env!("CARGO_MANIFEST_DIR"),
+        "/../../proto-dsl/tests/fixtures"
+    );
     let mut files: Vec<String> = std::fs::read_dir(dir)
         .unwrap()
         .map(|entry| entry.unwrap().path())
