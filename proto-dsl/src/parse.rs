@@ -383,6 +383,10 @@ impl Cx {
             .into_inner()
             .filter(|p| p.as_rule() == Rule::generic_param)
         {
+            if let Some(error) = untranslated_2012_kind(inner.as_str(), inner.as_span().start()) {
+                self.errors.push(error);
+                continue;
+            }
             if let Some(mut syn) = self.syn::<syn::GenericParam>(&inner, "generic parameter") {
                 spell_2012_kinds(&mut syn);
                 let name = match &syn {
@@ -502,12 +506,50 @@ impl Cx {
 /// | `send` | `Send` | "sendable": may move to another task |
 /// | `copy` | `Copy` | "copyable": the 2012 kind copied implicitly |
 ///
-/// The other 2012 kinds are not translated. `const` (deeply immutable; later `Freeze`, now
-/// gone) has no exact modern meaning and is a keyword today, so syn refuses it as a bound.
-/// `owned` meant "holds no borrowed pointers" (today's `'static`) until 0.6 reused `Owned`
-/// for sendable types; left as written, it is rustc's error at the token, and the protocol's
-/// author chooses `'static` or `Send`.
+/// The other lower-case kinds are errors at the kind, with a help naming today's choices
+/// ([`untranslated_2012_kind`]): `const` (deeply immutable; later `Freeze`, now gone) has no
+/// exact modern meaning, and `owned` meant "holds no borrowed pointers" (today's `'static`)
+/// until 0.6 reused `Owned` for sendable types (today's `Send`). Guessing either would
+/// compile a protocol that means something its author may not have meant.
 pub const KINDS_2012: [(&str, &str); 2] = [("send", "Send"), ("copy", "Copy")];
+
+/// A bound in `param` (written at `start`) that is a 2012 kind this language does not
+/// translate ([`KINDS_2012`]): an error at the kind, in place of rustc's "cannot find trait
+/// `owned`" (which the checker would have let through) or syn's "expected identifier" for
+/// `const`.
+fn untranslated_2012_kind(param: &str, start: usize) -> Option<Diagnostic> {
+    // The bounds follow the first lone `:` (not one of a path's `::`).
+    let bytes = param.as_bytes();
+    let colon = (0..bytes.len()).find(|&i| {
+        bytes[i] == b':' && bytes.get(i + 1) != Some(&b':') && (i == 0 || bytes[i - 1] != b':')
+    })?;
+    let mut at = colon + 1;
+    for bound in param[colon + 1..].split('+') {
+        let word = bound.trim();
+        let offset = start + at + bound.find(word).unwrap_or(0);
+        at += bound.len() + 1;
+        let help = match word {
+            "owned" => {
+                "write `'static` (what `owned` meant in 2012: it holds no borrowed pointers) \
+                 or `Send` (what `Owned` meant from Rust 0.6 on)"
+            }
+            "const" => {
+                "it meant \"deeply immutable\", which no trait of today says; `Sync` (shared \
+                 between threads by reference) is the nearest"
+            }
+            _ => continue,
+        };
+        return Some(
+            Diagnostic::error(
+                format!("`{word}` is a 2012 kind with no one meaning today"),
+                offset..offset + word.len(),
+                "a 2012 kind",
+            )
+            .with_help(help),
+        );
+    }
+    None
+}
 
 /// Rewrites a parameter's bounds written as a 2012 kind ([`KINDS_2012`]) to today's trait.
 /// The identifier keeps its place, so codegen still finds the user's token for it.
@@ -642,6 +684,22 @@ mod tests {
                 "X : send < u8 >"
             ]
         );
+    }
+
+    #[test]
+    fn the_2012_kinds_without_one_meaning_today_are_errors_at_the_kind() {
+        for (source, kind) in [
+            ("p { S: send<T: Clone + owned> { M(T) -> ! } }", "owned"),
+            ("p { S: send<T:const> { M(T) -> ! } }", "const"),
+        ] {
+            let errors = parse(source).unwrap_err();
+            assert_eq!(errors.0.len(), 1, "{errors}");
+            let error = &errors.0[0];
+            assert_eq!(&source[error.primary.clone()], kind);
+            assert!(error.help.is_some());
+        }
+        // As a path or a trait's name, they are the user's.
+        parse("p { S: send<T: my::owned + Owned, U: Const> { M(T, U) -> ! } }").unwrap();
     }
 
     #[test]
