@@ -507,7 +507,7 @@ impl Cx {
 /// | `copy` | `Copy` | "copyable": the 2012 kind copied implicitly |
 ///
 /// The other lower-case kinds are errors at the kind, with a help naming today's choices
-/// ([`untranslated_2012_kind`]): `const` (deeply immutable; later `Freeze`, now gone) has no
+/// (`untranslated_2012_kind`): `const` (deeply immutable; later `Freeze`, now gone) has no
 /// exact modern meaning, and `owned` meant "holds no borrowed pointers" (today's `'static`)
 /// until 0.6 reused `Owned` for sendable types (today's `Send`). Guessing either would
 /// compile a protocol that means something its author may not have meant.
