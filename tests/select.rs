@@ -20,6 +20,10 @@ mod tutorial {
         pub shout {
             Loud: send { Shout(String) -> Loud, Quiet -> ! }
         }
+
+        pub feed {
+            Open: send<T: Send> { Item(T, u8) -> Open<T>, Close -> ! }
+        }
     }
 }
 
@@ -144,4 +148,26 @@ fn a_closed_peer_without_a_closed_arm_panics_naming_protocol_and_state() {
             Quiet -> ! {},
         },
     }
+}
+
+#[test]
+fn arms_of_a_generic_state_infer_its_parameters() {
+    // `select!` checks each arm against its message's constructor, which is generic here: the
+    // received message fixes `T`.
+    use tutorial::feed::{self, Open::*};
+    let (server, client) = feed::init::<Vec<u32>>();
+    client.item(vec![1, 2], 3).unwrap().close().unwrap();
+    let server = pipes::select! {
+        server => {
+            Item(items, count) -> next { assert_eq!((items, count), (vec![1, 2], 3)); next },
+            Close -> ! { panic!("the item comes first") },
+        },
+    };
+    let closed = pipes::select! {
+        server => {
+            Item(_, _) -> _next { false },
+            Close -> ! { true },
+        },
+    };
+    assert!(closed);
 }

@@ -7,7 +7,7 @@
 //!
 //! | layer                         | files                                                    |
 //! |-------------------------------|----------------------------------------------------------|
-//! | select and port sets          | `select.rs`, `port_set.rs`                               |
+//! | select and port sets          | `select.rs`, `port_set.rs`, `arm.rs` (`select!`'s checks) |
 //! | endpoints                     | `stream.rs`, `oneshot.rs`, `shared.rs`, `buffer.rs`, `duplex.rs`, `state.rs`, `endpoint.rs`, `target.rs` |
 //! | packets, lanes and queues     | `packet.rs`, `lane.rs`, `mpsc.rs`, `queue.rs`, `alloc.rs`, `drop_queue.rs` |
 //! | waiting and waking            | `wait.rs`, `ready_list.rs`, `waiter.rs`, `spin.rs`, `sync.rs`, `take.rs`, `error.rs` |
@@ -96,6 +96,7 @@
 //!   messages are queued like any endpoint.
 
 mod alloc;
+mod arm;
 mod buffer;
 mod drop_queue;
 mod duplex;
@@ -261,6 +262,7 @@ pub mod __queue {
 #[doc(hidden)]
 pub mod __private {
     pub use crate::__endpoints as endpoints;
+    pub use crate::arm::{Binds, LeadsOn, SameState, SelectArm, arm_leads_on};
     pub use crate::buffer::{RecvSlot, SendSlot, Session, Slot, Slots, session};
     pub use crate::duplex::{Duplex, duplex};
     pub use crate::endpoint::Recv;

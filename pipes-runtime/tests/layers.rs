@@ -22,7 +22,7 @@ const LAYERS: &[&[&str]] = &[
     &[
         "stream", "oneshot", "shared", "buffer", "duplex", "state", "endpoint", "target",
     ],
-    &["select", "port_set"],
+    &["select", "port_set", "arm"],
 ];
 
 /// The `crate::module` names a file's code (not its comments, not its tests) uses.

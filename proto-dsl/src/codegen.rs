@@ -206,6 +206,10 @@ impl<'a> Gen<'a> {
         &self.protocol.states[*index]
     }
 
+    fn text(&self, range: &Range<usize>) -> &'a str {
+        self.options.source.get(range.clone()).unwrap_or("")
+    }
+
     // ----- generics
 
     /// `<T: Bound, ...>` as declared, for impls and `init`.
@@ -214,7 +218,7 @@ impl<'a> Gen<'a> {
         let params = generics
             .params
             .iter()
-            .map(|param| respan(param.syn.to_token_stream(), self.span(&param.span)));
+            .map(|param| self.respan(param.syn.to_token_stream(), &param.span));
         if generics.params.is_empty() {
             quote!()
         } else {
@@ -233,7 +237,11 @@ impl<'a> Gen<'a> {
             }
         });
         if state.generics.params.is_empty() {
-            quote!()
+            // Written out, so the generics of a state's enum and types are the macro's tokens:
+            // left out, rustc would place them just after the user's state name and, for a
+            // misspelt payload type, suggest declaring it as a parameter there (`Open<Strng>:
+            // send`, which is no protocol).
+            quote!(<>)
         } else {
             quote!(<#(#params),*>)
         }
@@ -251,7 +259,7 @@ impl<'a> Gen<'a> {
             Next::State { args, .. } if !args.is_empty() => {
                 let args = args
                     .iter()
-                    .map(|arg| respan(arg.syn.to_token_stream(), self.span(&arg.span)));
+                    .map(|arg| self.respan(arg.syn.to_token_stream(), &arg.span));
                 quote!(<#(#args),*>)
             }
             _ => quote!(),
@@ -293,7 +301,7 @@ impl<'a> Gen<'a> {
         message
             .payload
             .iter()
-            .map(|ty| respan(ty.syn.to_token_stream(), self.span(&ty.span)))
+            .map(|ty| self.respan(ty.syn.to_token_stream(), &ty.span))
             .collect()
     }
 
@@ -329,7 +337,10 @@ impl<'a> Gen<'a> {
     }
 
     fn attrs(&self, meta: &crate::ast::Meta) -> TokenStream {
-        let attrs = meta.attrs.iter().map(|attr| attr.syn.to_token_stream());
+        let attrs = meta
+            .attrs
+            .iter()
+            .map(|attr| self.respan(attr.syn.to_token_stream(), &attr.span));
         quote!(#(#attrs)*)
     }
 
@@ -1020,21 +1031,152 @@ impl<'a> Gen<'a> {
     }
 }
 
-/// Gives every token of `tokens` the span `span`, so rustc's errors about a user's type point
-/// at the type as written.
-fn respan(tokens: TokenStream, span: Span) -> TokenStream {
-    tokens
-        .into_iter()
-        .map(|token| match token {
-            TokenTree::Group(group) => {
-                let mut new = Group::new(group.delimiter(), respan(group.stream(), span));
-                new.set_span(span);
-                TokenTree::Group(new)
+/// A cursor over the source text of one Rust fragment, for [`Gen::respan`]: it finds where
+/// each token of the fragment was written.
+///
+/// Why walk the text: a fragment reaches codegen as a syn value parsed from a string, so its
+/// tokens carry `Span::call_site()` and no offsets (proc_macro2 keeps source locations only
+/// outside a macro, under its `span-locations` feature, and never inside one). The syn value's
+/// tokens come in the order they were written, so this cursor steps through the fragment's
+/// text beside them, skipping whitespace and comments, and checks that each token's text is
+/// the next thing written: then the token gets the span of the user's token at that offset.
+/// The one difference allowed is an identifier's case, because the parser spells the 2012
+/// kinds in today's words (`send` becomes `Send`) and the user's token is still the one to
+/// blame. Should the two ever disagree otherwise, the cursor stops trusting the text and the
+/// rest of the fragment gets the span of its first token: a coarse error, never one at a
+/// wrong token.
+struct FragmentText<'s> {
+    text: &'s str,
+    /// Where the cursor is in `text`.
+    pos: usize,
+    /// The fragment's offset in the whole source.
+    base: usize,
+    /// Whether every token so far was found where expected.
+    in_step: bool,
+}
+
+impl FragmentText<'_> {
+    /// Skips whitespace and comments (`//` to the end of the line, nested `/* */`).
+    fn skip_trivia(&mut self) {
+        loop {
+            let rest = &self.text[self.pos..];
+            let trimmed = rest.trim_start();
+            self.pos += rest.len() - trimmed.len();
+            if trimmed.starts_with("//") {
+                self.pos += trimmed.find('\n').unwrap_or(trimmed.len());
+            } else if trimmed.starts_with("/*") {
+                let mut depth = 0usize;
+                let mut i = 0;
+                let bytes = trimmed.as_bytes();
+                while i < bytes.len() {
+                    match (bytes[i], bytes.get(i + 1)) {
+                        (b'/', Some(b'*')) => {
+                            depth += 1;
+                            i += 2;
+                        }
+                        (b'*', Some(b'/')) => {
+                            depth -= 1;
+                            i += 2;
+                            if depth == 0 {
+                                break;
+                            }
+                        }
+                        _ => i += 1,
+                    }
+                }
+                self.pos += i;
+            } else {
+                return;
             }
-            mut other => {
-                other.set_span(span);
-                other
+        }
+    }
+
+    /// The source offset of `token`'s text if it is written next, stepping over it.
+    fn take(&mut self, token: &str, is_ident: bool) -> Option<usize> {
+        if !self.in_step {
+            return None;
+        }
+        self.skip_trivia();
+        let rest = &self.text[self.pos..];
+        let written = if is_ident {
+            let len = rest
+                .find(|c: char| !(c.is_alphanumeric() || c == '_' || c == '#'))
+                .unwrap_or(rest.len());
+            rest[..len].eq_ignore_ascii_case(token).then_some(len)
+        } else {
+            rest.starts_with(token).then_some(token.len())
+        };
+        match written {
+            Some(len) => {
+                let at = self.base + self.pos;
+                self.pos += len;
+                Some(at)
             }
-        })
-        .collect()
+            None => {
+                self.in_step = false;
+                None
+            }
+        }
+    }
+}
+
+impl Gen<'_> {
+    /// The tokens of a Rust fragment written at `range` of the source, each with the span of
+    /// the user's token it was written as, so that rustc's errors about a payload type, a
+    /// bound or a type argument point at the very token at fault (`Strng` in
+    /// `HashMap<String, Strng>`) and its suggestions replace that token alone.
+    fn respan(&self, tokens: TokenStream, range: &Range<usize>) -> TokenStream {
+        let mut text = FragmentText {
+            text: self.text(range),
+            pos: 0,
+            base: range.start,
+            in_step: true,
+        };
+        self.respan_stream(tokens, &mut text, self.span(range))
+    }
+
+    fn respan_stream(
+        &self,
+        tokens: TokenStream,
+        text: &mut FragmentText<'_>,
+        first: Span,
+    ) -> TokenStream {
+        let span_of = |at: Option<usize>| at.map_or(first, |at| (self.options.span_at)(at));
+        tokens
+            .into_iter()
+            .map(|token| match token {
+                TokenTree::Group(group) => {
+                    let delimiters = match group.delimiter() {
+                        proc_macro2::Delimiter::Parenthesis => Some(("(", ")")),
+                        proc_macro2::Delimiter::Bracket => Some(("[", "]")),
+                        proc_macro2::Delimiter::Brace => Some(("{", "}")),
+                        proc_macro2::Delimiter::None => None,
+                    };
+                    let open = delimiters.and_then(|(open, _)| text.take(open, false));
+                    let stream = self.respan_stream(group.stream(), text, first);
+                    if let Some((_, close)) = delimiters {
+                        text.take(close, false);
+                    }
+                    // A group has one span here (joining the two delimiters' spans needs a
+                    // nightly compiler): its opening delimiter's.
+                    let mut new = Group::new(group.delimiter(), stream);
+                    new.set_span(span_of(open));
+                    TokenTree::Group(new)
+                }
+                TokenTree::Ident(mut ident) => {
+                    ident.set_span(span_of(text.take(&ident.to_string(), true)));
+                    TokenTree::Ident(ident)
+                }
+                TokenTree::Punct(mut punct) => {
+                    let char = punct.as_char();
+                    punct.set_span(span_of(text.take(char.encode_utf8(&mut [0; 4]), false)));
+                    TokenTree::Punct(punct)
+                }
+                TokenTree::Literal(mut literal) => {
+                    literal.set_span(span_of(text.take(&literal.to_string(), false)));
+                    TokenTree::Literal(literal)
+                }
+            })
+            .collect()
+    }
 }

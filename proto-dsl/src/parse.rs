@@ -383,7 +383,12 @@ impl Cx {
             .into_inner()
             .filter(|p| p.as_rule() == Rule::generic_param)
         {
-            if let Some(syn) = self.syn::<syn::GenericParam>(&inner, "generic parameter") {
+            if let Some(error) = untranslated_2012_kind(inner.as_str(), inner.as_span().start()) {
+                self.errors.push(error);
+                continue;
+            }
+            if let Some(mut syn) = self.syn::<syn::GenericParam>(&inner, "generic parameter") {
+                spell_2012_kinds(&mut syn);
                 let name = match &syn {
                     syn::GenericParam::Type(t) => t.ident.to_string(),
                     syn::GenericParam::Lifetime(l) => l.lifetime.to_string(),
@@ -491,6 +496,87 @@ impl Cx {
     }
 }
 
+/// The 2012 kinds that a bound may still be written as, and the trait each means today. The
+/// seed's `Stream:send<T:send>` is written this way. Only the lower-case kinds of 2012 are
+/// translated: no trait of today is spelled so, while a capitalised `Owned` or `Const` may be
+/// a trait of the user's own.
+///
+/// | 2012 bound | today | why |
+/// |---|---|---|
+/// | `send` | `Send` | "sendable": may move to another task |
+/// | `copy` | `Copy` | "copyable": the 2012 kind copied implicitly |
+///
+/// The other lower-case kinds are errors at the kind, with a help naming today's choices
+/// (`untranslated_2012_kind`): `const` (deeply immutable; later `Freeze`, now gone) has no
+/// exact modern meaning, and `owned` meant "holds no borrowed pointers" (today's `'static`)
+/// until 0.6 reused `Owned` for sendable types (today's `Send`). Guessing either would
+/// compile a protocol that means something its author may not have meant.
+pub const KINDS_2012: [(&str, &str); 2] = [("send", "Send"), ("copy", "Copy")];
+
+/// A bound in `param` (written at `start`) that is a 2012 kind this language does not
+/// translate ([`KINDS_2012`]): an error at the kind, in place of rustc's "cannot find trait
+/// `owned`" (which the checker would have let through) or syn's "expected identifier" for
+/// `const`.
+fn untranslated_2012_kind(param: &str, start: usize) -> Option<Diagnostic> {
+    // The bounds follow the first lone `:` (not one of a path's `::`).
+    let bytes = param.as_bytes();
+    let colon = (0..bytes.len()).find(|&i| {
+        bytes[i] == b':' && bytes.get(i + 1) != Some(&b':') && (i == 0 || bytes[i - 1] != b':')
+    })?;
+    let mut at = colon + 1;
+    for bound in param[colon + 1..].split('+') {
+        let word = bound.trim();
+        let offset = start + at + bound.find(word).unwrap_or(0);
+        at += bound.len() + 1;
+        let help = match word {
+            "owned" => {
+                "write `'static` (what `owned` meant in 2012: it holds no borrowed pointers) \
+                 or `Send` (what `Owned` meant from Rust 0.6 on)"
+            }
+            "const" => {
+                "it meant \"deeply immutable\", which no trait of today says; `Sync` (shared \
+                 between threads by reference) is the nearest"
+            }
+            _ => continue,
+        };
+        return Some(
+            Diagnostic::error(
+                format!("`{word}` is a 2012 kind with no one meaning today"),
+                offset..offset + word.len(),
+                "a 2012 kind",
+            )
+            .with_help(help),
+        );
+    }
+    None
+}
+
+/// Rewrites a parameter's bounds written as a 2012 kind ([`KINDS_2012`]) to today's trait.
+/// The identifier keeps its place, so codegen still finds the user's token for it.
+fn spell_2012_kinds(param: &mut syn::GenericParam) {
+    let syn::GenericParam::Type(param) = param else {
+        return;
+    };
+    for bound in &mut param.bounds {
+        let syn::TypeParamBound::Trait(bound) = bound else {
+            continue;
+        };
+        let path = &mut bound.path;
+        if bound.lifetimes.is_some()
+            || !matches!(bound.modifier, syn::TraitBoundModifier::None)
+            || path.leading_colon.is_some()
+            || path.segments.len() != 1
+            || !path.segments[0].arguments.is_none()
+        {
+            continue;
+        }
+        let ident = &mut path.segments[0].ident;
+        if let Some((_, today)) = KINDS_2012.iter().find(|(kind, _)| ident == kind) {
+            *ident = syn::Ident::new(today, ident.span());
+        }
+    }
+}
+
 /// Takes `unreachable_states` out of the `#[allow(...)]` attributes (rustc does not know that
 /// lint, so it must not reach the generated code) and returns where it was written.
 fn take_allow_unreachable(meta: &mut Meta) -> Option<Span> {
@@ -570,6 +656,50 @@ mod tests {
         // The string is not a type, so syn refuses it, but the guard let it through.
         let error = parse(&commented).unwrap_err();
         assert!(error.0[0].message.starts_with("invalid type"), "{error}");
+    }
+
+    #[test]
+    fn the_2012_kinds_are_spelled_as_today() {
+        let file = parse(
+            "p { S: send<T: send, U: copy + Clone, V: ::send, W: Owned, X: send<u8>> { M -> ! } }",
+        )
+        .unwrap();
+        let params: Vec<String> = file.protocols[0].states[0]
+            .generics
+            .params
+            .iter()
+            .map(|p| {
+                let syn = &p.syn;
+                quote::quote!(#syn).to_string()
+            })
+            .collect();
+        // A path, a capitalised name or one with arguments is the user's own trait.
+        assert_eq!(
+            params,
+            [
+                "T : Send",
+                "U : Copy + Clone",
+                "V : :: send",
+                "W : Owned",
+                "X : send < u8 >"
+            ]
+        );
+    }
+
+    #[test]
+    fn the_2012_kinds_without_one_meaning_today_are_errors_at_the_kind() {
+        for (source, kind) in [
+            ("p { S: send<T: Clone + owned> { M(T) -> ! } }", "owned"),
+            ("p { S: send<T:const> { M(T) -> ! } }", "const"),
+        ] {
+            let errors = parse(source).unwrap_err();
+            assert_eq!(errors.0.len(), 1, "{errors}");
+            let error = &errors.0[0];
+            assert_eq!(&source[error.primary.clone()], kind);
+            assert!(error.help.is_some());
+        }
+        // As a path or a trait's name, they are the user's.
+        parse("p { S: send<T: my::owned + Owned, U: Const> { M(T, U) -> ! } }").unwrap();
     }
 
     #[test]

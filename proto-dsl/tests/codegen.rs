@@ -78,3 +78,55 @@ fn module_docs_write_payload_types_as_rustfmt_would_whatever_the_spacing() {
         "{text}"
     );
 }
+
+#[test]
+fn every_token_of_a_fragment_is_placed_at_its_own_offset() {
+    // The macro's `span_at` maps offsets to the user's tokens: every token of a payload type,
+    // a bound, a type argument and an attribute must be looked up at its own offset, not at
+    // its fragment's first (where rustc's errors and suggestions would then land).
+    let source = "p {\n    S: send<T: Clone + Sendd, U: send> {\n        \
+                  #[cfg(all())]\n        \
+                  M(std::collections::HashMap<String, /* key */ Strng>, [u8; 4]) -> S<T, Vec<U>>,\n    }\n}";
+    let analysis = proto_dsl::analyze(source).unwrap();
+    let asked = std::cell::RefCell::new(std::collections::BTreeSet::new());
+    let span_at = |offset: usize| {
+        asked.borrow_mut().insert(offset);
+        Span::call_site()
+    };
+    proto_dsl::codegen::generate(
+        &analysis,
+        &proto_dsl::codegen::Options {
+            runtime: quote::quote!(::pipes),
+            source,
+            span_at: &span_at,
+        },
+    );
+    let asked = asked.into_inner();
+    let at = |token: &str, nth: usize| {
+        source
+            .match_indices(token)
+            .nth(nth)
+            .unwrap_or_else(|| panic!("no {token}"))
+            .0
+    };
+    for (token, nth) in [
+        ("Sendd", 0),
+        ("+", 0),
+        // `send` is the 2012 kind, generated as `Send`, still placed at the user's `send`.
+        ("send", 1),
+        ("all", 0),
+        ("collections", 0),
+        ("HashMap", 0),
+        ("String", 0),
+        ("Strng", 0),
+        ("4", 0),
+        ("Vec", 0),
+        ("U", 1),
+    ] {
+        assert!(
+            asked.contains(&at(token, nth)),
+            "`{token}` (#{nth}) at {} was not placed at its own offset: {asked:?}",
+            at(token, nth)
+        );
+    }
+}

@@ -51,6 +51,7 @@ broken! {
     too_deeply_nested: 1;
     invalid_payload_type: 2;
     invalid_generic_param: 1;
+    untranslated_2012_kinds: 2;
     invalid_type_argument: 1;
     invalid_attribute: 1;
     invalid_visibility: 1;

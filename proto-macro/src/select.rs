@@ -199,9 +199,13 @@ impl Select {
                     }
                 },
             };
+            let checks = endpoint.arms.iter().map(|arm| arm.check(rt, &message));
             let message_match = quote_spanned! {expr.span()=>
-                match #message {
-                    #(#arms)*
+                {
+                    #(#checks)*
+                    match #message {
+                        #(#arms)*
+                    }
                 }
             };
             quote! {
@@ -226,14 +230,53 @@ impl Select {
 }
 
 impl Arm {
+    /// The arm's pattern and body. The pattern is spanned at the arm's message, so that rustc's
+    /// errors about it (a message of another state) point at the arm. A `..` stands before the
+    /// next state's endpoint: with as many bindings as the payload (which [`Arm::check`]
+    /// makes sure of) it matches nothing, and with too few it keeps rustc from counting the
+    /// endpoint's field in an error of its own.
     fn expand(&self) -> TokenStream {
         let (message, body) = (&self.message, &self.body);
         let bindings = self.bindings.iter().flatten();
         let pattern = match (&self.bindings, &self.next) {
-            (None, None) => quote!(#message { .. }),
-            (_, Some(next)) => quote!(#message(#(#bindings,)* #next)),
-            (Some(_), None) => quote!(#message(#(#bindings),*)),
+            (None, None) => quote_spanned!(message.span()=> #message { .. }),
+            (_, Some(next)) => quote_spanned!(message.span()=> #message(#(#bindings,)* .., #next)),
+            (Some(_), None) => quote_spanned!(message.span()=> #message(#(#bindings),*)),
         };
-        quote!(#pattern => #body)
+        // The `..` is not the user's, but it carries their span: clippy would take it for
+        // theirs (`Item(_, _)` would read as `Item(_, _, .., next)`).
+        let allow = self
+            .next
+            .is_some()
+            .then(|| quote!(#[allow(clippy::unneeded_wildcard_pattern)]));
+        quote!(#allow #pattern => #body)
+    }
+
+    /// A check, at the arm's message, that an arm of a message leading to a state binds as
+    /// many payload values as the message carries, and that the message is one of the
+    /// endpoint's state (see the runtime's `arm.rs`): rustc's own errors would count the
+    /// endpoint field of the message's variant. `received` is the message received, whose
+    /// type fixes a generic state's parameters. Arms that end the protocol (`-> !`) need no
+    /// check: their variants have no endpoint field. The check's names are mixed-site (they
+    /// cannot meet the user's) and located at the arm's message, where its errors point.
+    fn check(&self, rt: &TokenStream, received: &Ident) -> TokenStream {
+        if self.next.is_none() {
+            return quote!();
+        }
+        let message = &self.message;
+        let at_arm = message.span().resolved_at(Span::mixed_site());
+        let mut count =
+            proc_macro2::Literal::usize_unsuffixed(self.bindings.as_ref().map_or(0, Vec::len));
+        count.set_span(at_arm);
+        let check = Ident::new("__pipes_arm_leads_on", at_arm);
+        let received = Ident::new(&received.to_string(), at_arm);
+        // Every token of the call at the same span: rustc reports an unmet bound at the whole
+        // call, which is the arm's message only if its first and last tokens agree.
+        quote_spanned! {at_arm=>
+            {
+                use #rt::__private::arm_leads_on as #check;
+                #check::<#count, _, _, _, _>(#message, &#received);
+            }
+        }
     }
 }

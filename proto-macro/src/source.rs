@@ -34,7 +34,19 @@ impl Source {
     }
 
     fn print_stream(&mut self, stream: TokenStream) {
-        for token in stream {
+        let mut tokens = stream.into_iter().peekable();
+        while let Some(token) = tokens.next() {
+            // `//! text` reaches a macro as the tokens `#![doc = " text"]`. In the protocol
+            // language (and so in a `*.pipes` file) `//!` is a plain comment: it is left out
+            // here too, so that a file's text means the same inside `proto! { .. }`.
+            if is_inner_doc_start(&token, tokens.peek()) {
+                let mut lookahead = tokens.clone();
+                lookahead.next();
+                if lookahead.next().as_ref().is_some_and(is_doc_group) {
+                    tokens = lookahead;
+                    continue;
+                }
+            }
             match token {
                 TokenTree::Group(group) => match delimiters(group.delimiter()) {
                     Some((open, close)) => {
@@ -101,4 +113,24 @@ impl Source {
         args.set_span(end);
         quote::quote_spanned!(start=> ::core::#compile_error! #args;)
     }
+}
+
+/// Whether `token` and `next` are the `#!` of an inner attribute.
+fn is_inner_doc_start(token: &TokenTree, next: Option<&TokenTree>) -> bool {
+    matches!(
+        (token, next),
+        (TokenTree::Punct(hash), Some(TokenTree::Punct(bang)))
+            if hash.as_char() == '#' && bang.as_char() == '!'
+    )
+}
+
+/// Whether `token` is the `[doc = "..."]` of a doc comment.
+fn is_doc_group(token: &TokenTree) -> bool {
+    let TokenTree::Group(group) = token else {
+        return false;
+    };
+    let mut inner = group.stream().into_iter();
+    group.delimiter() == proc_macro2::Delimiter::Bracket
+        && matches!(inner.next(), Some(TokenTree::Ident(ident)) if ident == "doc")
+        && matches!(inner.next(), Some(TokenTree::Punct(eq)) if eq.as_char() == '=')
 }
