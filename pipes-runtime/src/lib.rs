@@ -41,12 +41,15 @@
 //!   nothing, and a `u64` backlog costs 8 bytes a message. The receiver waits on the same word
 //!   through `wait.rs`, with its own position as the idle word.
 //! - Streams (`stream.rs`) are a lane each; oneshots (`oneshot.rs`) one packet. Unbounded
-//!   protocols still send a packet per message, and bounded ones reuse their session buffer;
-//!   generated protocol code reaches both through [`__private`].
+//!   protocols run over two lanes per session (`duplex.rs`), each carrying a hidden enum of
+//!   everything its sender sends; bounded ones reuse their session buffer; a protocol whose
+//!   states do not share one parameter list sends a packet per message. Generated code reaches
+//!   all three through [`__private`]; which one a protocol gets is decided in `proto-dsl`'s
+//!   `layout.rs`.
 //! - Errors (`error.rs`) hand back whatever a failed call did not consume.
 //! - Select (`select.rs`) leaves one thread waiter in every endpoint's state word (a reference
 //!   each), parks until a sender swaps one out, then takes the others back: O(n) per select.
-//!   It reaches any endpoint through [`Recv`]'s hidden state-word hook, and a stream [`Port`]
+//!   It reaches any endpoint through [`Recv`]'s hidden select hook, and a stream [`Port`]
 //!   through `&Port: Recv`.
 //! - Port sets (`port_set.rs`) are O(1) per message: each port is either being served (a turn
 //!   of up to 32 messages from its lane), on the set's local ready list, or watched by a

@@ -13,8 +13,8 @@ use std::time::Duration;
 
 use loom::thread;
 use pipes_runtime::{
-    Either, PortSet, RecvTimeoutError, Selectable, SharedChan, oneshot, select2, select2_timeout,
-    selecti, selecti_async, stream,
+    Chan, Either, PortSet, RecvTimeoutError, Selectable, SharedChan, oneshot, select2,
+    select2_timeout, selecti, selecti_async, stream,
 };
 
 /// Counts drops, so a model can check each message is dropped exactly once.
@@ -673,12 +673,8 @@ fn port_set_two_async_waiters_one_gives_up_while_the_chan_sends() {
     loom::model(|| {
         let set = PortSet::new();
         let chan = set.chan();
-        // The chan comes back in the handle: it hangs up only once the model is done with the set,
-        // so no hang-up multiplies the interleavings.
-        let _sender = thread::spawn(move || {
-            chan.send(1u8).unwrap();
-            chan
-        });
+        // The chan hangs up only once the model is done with the set.
+        let _kept = send_and_keep(chan, 1);
         let waker = thread_waker();
         let mut kept = set.recv_async();
         if let std::task::Poll::Ready(received) = poll_once_with(&mut kept, &waker) {
@@ -712,11 +708,8 @@ fn port_set_add_of_a_port_races_its_send_while_a_task_waits() {
         let waker = thread_waker();
         let mut receive = set.recv_async();
         assert!(poll_once_with(&mut receive, &waker).is_pending());
-        // The chan comes back in the handle: it hangs up only once the model is done with the set.
-        let _sender = thread::spawn(move || {
-            chan.send(2u8).unwrap();
-            chan
-        });
+        // The chan hangs up only once the model is done with the set.
+        let _kept = send_and_keep(chan, 2);
         set.add(port);
         assert_eq!(wait_woken(&mut receive, &waker).unwrap(), 2);
     });
@@ -732,11 +725,8 @@ fn port_set_recv_timeout_while_a_task_waits_races_a_send() {
         let chan = set.chan();
         let mut receive = set.recv_async();
         assert!(poll_once(&mut receive).is_pending());
-        // The chan comes back in the handle: it hangs up only once the model is done with the set.
-        let _sender = thread::spawn(move || {
-            chan.send(3u8).unwrap();
-            chan
-        });
+        // The chan hangs up only once the model is done with the set.
+        let _kept = send_and_keep(chan, 3);
         match set.recv_timeout(Duration::from_millis(1)) {
             Ok(value) => assert_eq!(value, 3),
             Err(RecvTimeoutError::Timeout(())) => assert_eq!(set.recv().unwrap(), 3),
@@ -756,15 +746,29 @@ fn port_set_select_while_a_task_waits_races_a_send() {
         let chan = set.chan();
         let mut receive = set.recv_async();
         assert!(poll_once(&mut receive).is_pending());
-        // The chan comes back in the handle: it hangs up only once the model is done with the set.
-        let _sender = thread::spawn(move || {
-            chan.send(5u8).unwrap();
-            chan
-        });
+        // The chan hangs up only once the model is done with the set.
+        let _kept = send_and_keep(chan, 5);
         assert_eq!(selecti(&[&set]), 0);
         assert_eq!(set.try_recv().unwrap(), 5);
         drop(receive);
     });
+}
+
+/// Sends `value` on `chan` from a new thread, which then leaves the chan in the returned slot
+/// rather than dropping it: it hangs up only when the model drops the slot, so no hang-up
+/// multiplies the interleavings. (Returned from the thread instead, it would be dropped in
+/// loom's thread teardown, after nothing loom sees as ordered after the send.)
+fn send_and_keep(
+    chan: Chan<u8>,
+    value: u8,
+) -> loom::sync::Arc<loom::sync::Mutex<Option<Chan<u8>>>> {
+    let kept = loom::sync::Arc::new(loom::sync::Mutex::new(None));
+    let slot = kept.clone();
+    thread::spawn(move || {
+        chan.send(value).unwrap();
+        *slot.lock().unwrap() = Some(chan);
+    });
+    kept
 }
 
 /// Polls `future` once with `waker`.
