@@ -1,8 +1,10 @@
-//! A bounded protocol declared with `proto!` allocates its session buffer in `init()` and
-//! nothing per message: a counting global allocator watches a thousand round trips. One test
-//! per binary, so no other test's allocations are counted.
+//! Protocols declared with `proto!` allocate their sessions in `init()` and nothing per
+//! message: a counting global allocator watches a bounded protocol's round trips (one session
+//! buffer) and an unbounded one's bursts (two lanes, whose segments go round). The tests take
+//! turns (`SERIAL`), so no test counts another's allocations.
 
 use std::alloc::{GlobalAlloc, Layout, System};
+use std::sync::Mutex;
 use std::sync::atomic::{AtomicUsize, Ordering};
 use std::thread;
 use std::time::Duration;
@@ -28,6 +30,9 @@ unsafe impl GlobalAlloc for Counting {
 #[global_allocator]
 static GLOBAL: Counting = Counting;
 
+/// Held by each test while it runs, so the counts are its own.
+static SERIAL: Mutex<()> = Mutex::new(());
+
 pipes::proto! {
     pingpong {
         Ping: send { Ping(u64) -> Pong, Quit -> ! }
@@ -37,6 +42,9 @@ pipes::proto! {
 
 #[test]
 fn bounded_round_trips_after_init_allocate_nothing() {
+    let _serial = SERIAL
+        .lock()
+        .unwrap_or_else(|poisoned| poisoned.into_inner());
     let settle = Duration::from_millis(30);
     let (server, client) = pingpong::init();
     let echo = thread::spawn(move || {
@@ -71,5 +79,63 @@ fn bounded_round_trips_after_init_allocate_nothing() {
     assert_eq!(
         allocations, 0,
         "1000 round trips allocated {allocations} times"
+    );
+}
+
+pipes::proto! {
+    // `Open` sends to itself: unbounded, so a session is two lanes.
+    batches {
+        Open: send { Item(u64) -> Open, Flush -> Flushed, Quit -> ! }
+        Flushed: recv { Ack(u64) -> Open }
+    }
+}
+
+/// Sends `rounds` bursts of 100 items (most of a segment: a lane keeps one spare, so a backlog
+/// of up to a segment costs nothing), each acknowledged with the
+/// sum of its items.
+fn rounds(mut client: batches::client::Open, rounds: u64) -> batches::client::Open {
+    for round in 0..rounds {
+        for i in 0..100 {
+            client = client.item(round + i).unwrap();
+        }
+        let batches::Flushed::Ack(sum, next) = client.flush().unwrap().recv().unwrap();
+        assert_eq!(sum, (0..100).map(|i| round + i).sum::<u64>());
+        client = next;
+    }
+    client
+}
+
+#[test]
+fn unbounded_sessions_after_warm_up_allocate_nothing_per_message() {
+    let _serial = SERIAL
+        .lock()
+        .unwrap_or_else(|poisoned| poisoned.into_inner());
+    let (server, client) = batches::init();
+    let summer = thread::spawn(move || {
+        let mut server = server;
+        let mut sum = 0;
+        loop {
+            match server.recv().unwrap() {
+                batches::Open::Item(n, next) => {
+                    sum += n;
+                    server = next;
+                }
+                batches::Open::Flush(flushed) => {
+                    server = flushed.ack(std::mem::take(&mut sum)).unwrap();
+                }
+                batches::Open::Quit => return,
+            }
+        }
+    });
+    // Warm up: the lanes' segments go round once and each thread's waiter is made.
+    let client = rounds(client, 5);
+    let before = ALLOCATIONS.load(Ordering::SeqCst);
+    let client = rounds(client, 100);
+    let allocations = ALLOCATIONS.load(Ordering::SeqCst) - before;
+    client.quit().unwrap();
+    summer.join().unwrap();
+    assert_eq!(
+        allocations, 0,
+        "10,000 messages and 100 round trips allocated {allocations} times"
     );
 }
