@@ -13,6 +13,9 @@ mod debug;
 mod select;
 mod source;
 
+#[cfg(test)]
+mod expansion_tests;
+
 use source::Source;
 
 /// Waits on several endpoints and matches the ready one's message. Called as
