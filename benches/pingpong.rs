@@ -63,11 +63,11 @@ fn pipes_streams(n: u64, limit: Instant) -> u64 {
 }
 
 /// The stream pair with receivers that park at once instead of spinning: what
-/// `pipes::set_spin_limit(Duration::ZERO)` trades, latency for CPU.
+/// `pipes::spin::set_spin_limit(Duration::ZERO)` trades, latency for CPU.
 fn pipes_streams_spin_off(n: u64, limit: Instant) -> u64 {
-    pipes::set_spin_limit(Duration::ZERO);
+    pipes::spin::set_spin_limit(Duration::ZERO);
     let done = pipes_streams(n, limit);
-    pipes::set_spin_limit(Duration::MAX);
+    pipes::spin::set_spin_limit(Duration::MAX);
     done
 }
 

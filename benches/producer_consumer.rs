@@ -84,7 +84,7 @@ fn share(index: usize, items: u64) -> impl Iterator<Item = u64> {
 /// Seed 003's program over pipes (the lines counted beside the seed's Go 55, Rust 88, C 175).
 mod bounded_buffer {
     use super::{CAPACITY, CONSUMERS, LATENCY, Mode, PRODUCERS, share};
-    use pipes::{Selectable, selecti};
+    use pipes::{select::Selectable, selecti};
     use std::collections::VecDeque;
     use std::thread;
 

@@ -107,34 +107,32 @@ mod endpoint;
 mod error;
 mod lane;
 mod mpsc;
-mod oneshot;
+pub mod oneshot;
 mod packet;
-mod port_set;
+pub mod port_set;
 mod queue;
 mod ready_list;
-mod select;
-mod shared;
-mod spin;
+pub mod select;
+pub mod shared;
+pub mod spin;
 mod state;
-mod stream;
+pub mod stream;
 mod sync;
 mod take;
 mod target;
 mod wait;
 mod waiter;
 
+// The root holds the contract (DESIGN section 3); helper, iterator and future types live in
+// the modules above, each of which opens with its guide.
 pub use endpoint::Recv;
 pub use error::{RecvError, RecvTimeoutError, SendError, TryRecvError};
 pub use oneshot::{ChanOne, PortOne, oneshot};
-pub use port_set::{PortSet, PortSetIter, PortSetRecv};
-pub use select::{
-    Either, Select2Future, Selectable, Selected, Selected2, SelectiFuture, select, select_timeout,
-    select2, select2_async, select2_timeout, selecti, selecti_async, selecti_timeout,
-};
+pub use port_set::PortSet;
+pub use select::{Either, select, select2, selecti};
 pub use shared::SharedChan;
-pub use spin::set_spin_limit;
 pub use state::RecvFuture;
-pub use stream::{Chan, Iter, Port, PortRecv, TryIter, stream};
+pub use stream::{Chan, Port, stream};
 
 /// Declares protocols and generates their typed endpoints. See the `pipes` crate docs for the
 /// language and for what a protocol generates.
@@ -209,7 +207,8 @@ macro_rules! select {
     };
 }
 
-/// [`select!`] for async code: the same arms, but it waits with [`selecti_async`]`(..).await`,
+/// [`select!`] for async code: the same arms, but it waits with
+/// [`selecti_async`](select::selecti_async)`(..).await`,
 /// so it is used inside an `async` block or function, on any executor. There is no
 /// `timeout(..)` arm (the runtime has no timer: race it against your executor's). While it
 /// waits it borrows the endpoints as `&dyn Selectable`, which are not `Send`: an async block

@@ -1,12 +1,53 @@
-//! Oneshots: a pipe that carries exactly one message, declared with `proto!` as in the 2012
-//! library. A protocol with one message state keeps single-use packets, so a oneshot is one
-//! packet: one allocation, one swap to send, one load to receive.
+//! Oneshots: exactly one message, from one sender to one receiver.
+//!
+//! [`oneshot()`] makes the two ends: a [`PortOne`] that receives and a [`ChanOne`] that sends.
+//! Both are used up by their one call: [`ChanOne::send`] takes the chan, and
+//! [`PortOne::recv`] takes the port. A reply to a request is the typical use: send a
+//! [`ChanOne`] along with the request, keep the [`PortOne`] to wait for the answer.
 //!
 //! ```
-//! let (port, chan) = pipes_runtime::oneshot::<u32>();
-//! std::thread::spawn(move || chan.send(42).unwrap());
-//! assert_eq!(port.recv().unwrap(), 42);
+//! # use pipes_runtime as pipes;
+//! let (requests, server) = pipes::stream::<(u32, pipes::ChanOne<u32>)>();
+//! let worker = std::thread::spawn(move || {
+//!     for (n, reply) in requests {
+//!         reply.send(n * n).unwrap();
+//!     }
+//! });
+//! let (answer, reply) = pipes::oneshot();
+//! server.send((12, reply)).unwrap();
+//! assert_eq!(answer.recv().unwrap(), 144);
+//! drop(server);
+//! worker.join().unwrap();
 //! ```
+//!
+//! # Receiving
+//!
+//! - [`PortOne::recv`] blocks until the message arrives, or fails with a [`RecvError`] if the
+//!   chan is dropped without sending.
+//! - [`PortOne::try_recv`], [`PortOne::recv_timeout`] and [`PortOne::recv_deadline`] hand the
+//!   port back in the error when nothing arrived, to try again later.
+//! - [`PortOne::recv_async`] is a future for any executor. Dropping it drops the port, so the
+//!   chan's send hands its message back.
+//! - A [`PortOne`] is a [`Recv`] endpoint, so [`select2`](crate::select2),
+//!   [`select`](fn@crate::select) and `select!` wait on it beside other endpoints.
+//!
+//! ```
+//! # use pipes_runtime as pipes;
+//! use std::time::Duration;
+//!
+//! let (port, chan) = pipes::oneshot::<String>();
+//! // Nothing sent yet: the port comes back to wait again.
+//! let port = port.recv_timeout(Duration::from_millis(1)).unwrap_err().into_endpoint().unwrap();
+//! drop(chan);
+//! assert!(port.recv().is_err(), "the chan is gone without sending");
+//! ```
+//!
+//! # Costs
+//!
+//! A oneshot is one packet: a payload slot and one state word, carved from a small per-thread
+//! chunk (one allocation per 8 packets made on a thread). Sending is one atomic swap,
+//! receiving a message that is already there one load. A oneshot is itself a protocol of one
+//! state, declared with `proto!` as the 2012 library did.
 
 use std::fmt;
 use std::future::IntoFuture;

@@ -1,9 +1,16 @@
-//! Port sets: many stream ports of one message type, received from as one, at a cost per message
-//! that does not grow with the number of ports (the 2012 set called an O(n) select per receive,
-//! which is where it broke down).
+//! Port sets: many stream ports of one message type, received from as one, at a cost per
+//! message that does not grow with the number of ports (the 2012 set called an O(n) select per
+//! receive, which is where it broke down).
+//!
+//! A [`PortSet`] holds [`Port`]s; a receive takes the next message from any of them.
+//! [`PortSet::chan`] makes a new stream whose port joins the set and returns its chan, which
+//! is the usual way to fan many producers in; [`PortSet::add`] adds a port made elsewhere.
+//! Receiving fails only once every chan is dropped and every message taken, so a set is an
+//! iterator over all its ports' messages.
 //!
 //! ```
-//! let set = pipes_runtime::PortSet::new();
+//! # use pipes_runtime as pipes;
+//! let set = pipes::PortSet::new();
 //! let handles: Vec<_> = (0..4u64)
 //!     .map(|i| {
 //!         let chan = set.chan();
@@ -17,38 +24,81 @@
 //! # for handle in handles { handle.join().unwrap(); }
 //! ```
 //!
-//! # How it stays flat
+//! # Order and fairness
 //!
-//! Every port is, at any moment, in exactly one of four places:
-//! - *served*: the set takes messages from its lane, up to [`BATCH`] in one turn;
-//! - on the set's *local ready list* (a FIFO): its lane may hold a message or a hang-up;
-//! - *queued* on the shared [`ReadyList`]: a sender woke it, or it was just added;
-//! - *watched*: a [`Waiter::Ready`] for it sits in its lane's word (or a sender has just
-//!   swapped it out and is about to queue it).
+//! Messages from one chan arrive in the order they were sent; the order across chans is not
+//! kept (use a [`SharedChan`](crate::SharedChan) for that). Ports are served in turns of up
+//! to 32 messages, round-robin among the ports that have messages, so a port that is always
+//! busy cannot starve the others: every ready port is served within one round.
 //!
-//! A receive takes the next message of the served port: from the batch its lane published,
-//! without a write to shared memory. When the turn is over the port goes to the back of the
-//! local list, behind the ports woken meanwhile, and the front one is served next. A port that
-//! runs dry during its turn goes to the back too, unwatched: it is likely busy, and looking at it
-//! again next round costs a load, where a watch costs a write its sender would have to swap
-//! out and queue. A port found dry at the start of its turn is watched. A sender that swaps a
-//! watching waiter out pushes it on the shared [`ReadyList`] (lock-free) and, if the set sleeps,
-//! wakes whoever waits on it. [`PortSet::add`] queues a new port the same way, so a waiter
-//! learns of it as of any woken port. So a receive touches one port and, once a turn, the two
-//! lists, whatever their size; and because ports are served from a FIFO and woken ports join
-//! at the back, every ready port is served within one round of turns: no port is starved by
-//! ports that are always ready. Each chan's messages arrive in order; the order across chans
-//! is not kept (as in 2012).
+//! # Receiving
+//!
+//! A set is received from through `&self`, on one thread at a time (it is `Send` when the
+//! message type is, never `Sync`):
+//! - [`PortSet::recv`] blocks; [`PortSet::try_recv`] never blocks; [`PortSet::recv_timeout`]
+//!   and [`PortSet::recv_deadline`] block for a while; [`PortSet::iter`] (also `for message
+//!   in &set`) blocks for each message.
+//! - [`PortSet::recv_async`] is a [`PortSetRecv`] future for any executor, cancel-safe. Any
+//!   number may be pending at once (several tasks on one thread sharing an `Rc<PortSet>`):
+//!   each message wakes all of them, and those that find it taken wait again.
+//! - A set takes part in [select](mod@crate::select) beside other endpoints: `&PortSet` is a
+//!   [`Recv`] endpoint, and a set is ready when a receive would not block.
+//!
+//! ```
+//! # use pipes_runtime as pipes;
+//! let set = pipes::PortSet::new();
+//! let (port, chan) = pipes::stream();
+//! set.add(port);
+//! let other = set.chan();
+//! chan.send("from the added port").unwrap();
+//! other.send("from the set's own chan").unwrap();
+//! let mut got = vec![set.recv().unwrap(), set.recv().unwrap()];
+//! got.sort();
+//! assert_eq!(got, ["from the added port", "from the set's own chan"]);
+//! assert!(set.try_recv().is_err());
+//! ```
+//!
+//! # Costs
+//!
+//! A receive costs the same with 1 port or 10,000: it takes the next message of the port being
+//! served, from the batch its stream already published, and looks at the set's shared list of
+//! woken ports once a turn. A port that runs dry is watched: the next send on it queues the
+//! port on that list (one lock-free push) and wakes the set if it sleeps. A waiting receive
+//! lingers a moment on the port it just emptied, then spins and parks as every receive does
+//! (see [`spin`](mod@crate::spin)).
 
-//! # Who waits
-//!
-//! Only the set's own thread receives (the set is not `Sync`), but several waits can be under
-//! way there at once: pending [`PortSet::recv_async`] futures of several tasks (or two joined
-//! in one task), a pending async select over the set, a pending future forgotten with
-//! `mem::forget`, and beside them a thread blocked in `recv` or a select. Each registers an
-//! entry of its own with the ready list (a *sleeper*), the push that ends the set's sleep wakes
-//! all of them, and each takes back only its own entry, so no waiter's leaving can end another's
-//! wait; the ready list's docs give the protocol and why no wake is lost.
+// Implementation: how it stays flat.
+//
+// Every port is, at any moment, in exactly one of four places:
+// - *served*: the set takes messages from its lane, up to `BATCH` in one turn;
+// - on the set's *local ready list* (a FIFO): its lane may hold a message or a hang-up;
+// - *queued* on the shared `ReadyList`: a sender woke it, or it was just added;
+// - *watched*: a `Waiter::Ready` for it sits in its lane's word (or a sender has just
+//   swapped it out and is about to queue it).
+//
+// A receive takes the next message of the served port: from the batch its lane published,
+// without a write to shared memory. When the turn is over the port goes to the back of the
+// local list, behind the ports woken meanwhile, and the front one is served next. A port that
+// runs dry during its turn goes to the back too, unwatched: it is likely busy, and looking at it
+// again next round costs a load, where a watch costs a write its sender would have to swap
+// out and queue. A port found dry at the start of its turn is watched. A sender that swaps a
+// watching waiter out pushes it on the shared `ReadyList` (lock-free) and, if the set sleeps,
+// wakes whoever waits on it. `PortSet::add` queues a new port the same way, so a waiter
+// learns of it as of any woken port. So a receive touches one port and, once a turn, the two
+// lists, whatever their size; and because ports are served from a FIFO and woken ports join
+// at the back, every ready port is served within one round of turns: no port is starved by
+// ports that are always ready. Each chan's messages arrive in order; the order across chans
+// is not kept (as in 2012).
+
+// Who waits.
+//
+// Only the set's own thread receives (the set is not `Sync`), but several waits can be under
+// way there at once: pending `PortSet::recv_async` futures of several tasks (or two joined
+// in one task), a pending async select over the set, a pending future forgotten with
+// `mem::forget`, and beside them a thread blocked in `recv` or a select. Each registers an
+// entry of its own with the ready list (a *sleeper*), the push that ends the set's sleep wakes
+// all of them, and each takes back only its own entry, so no waiter's leaving can end another's
+// wait; the ready list's docs give the protocol and why no wake is lost.
 
 use std::cell::RefCell;
 use std::collections::VecDeque;
@@ -465,6 +515,8 @@ impl<T> SetTarget for PortSet<T> {
         &self.list
     }
 }
+
+impl<T> crate::select::sealed::Sealed for PortSet<T> {}
 
 impl<T> Selectable for PortSet<T> {
     fn __select_target(&self) -> Target<'_> {

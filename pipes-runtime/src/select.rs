@@ -1,40 +1,86 @@
 //! Select: wait on several receiving endpoints at once, of any protocols and states, and learn
 //! which one is ready (a message is there, or its peer is gone).
 //!
+//! An endpoint here is anything [`Selectable`]: every protocol endpoint that receives (every
+//! [`Recv`] type, a [`PortOne`](crate::PortOne) among them), a borrowed stream
+//! [`Port`](crate::Port) and a borrowed [`PortSet`](crate::PortSet).
+//!
+//! | wait on | blocking | with a time limit | async |
+//! |---|---|---|---|
+//! | two endpoints, receive from the ready one | [`select2`] | [`select2_timeout`] | [`select2_async`] |
+//! | endpoints of one type, receive from the ready one | [`select()`] | [`select_timeout`] | |
+//! | any endpoints, borrowed: which one is ready | [`selecti`] | [`selecti_timeout`] | [`selecti_async`] |
+//! | generated endpoints, `match` on the message | [`select!`](macro@crate::select) | its `timeout(..)` arm | [`select_async!`](crate::select_async) |
+//!
+//! [`select2`] and [`select()`] take their endpoints, receive from the one that is ready, and
+//! hand the others back untouched; the message is an `Err` when that endpoint's peer is gone.
+//! [`selecti`] only borrows and receives nothing: it returns the index of an endpoint that is
+//! ready, and the caller receives from it, which then does not block. The `select!` macro
+//! writes that receive and a `match` on the message for you, in protocol words.
+//!
 //! ```
-//! use pipes_runtime::{Either, oneshot, select2};
+//! # use pipes_runtime as pipes;
+//! use pipes::{Either, oneshot, select2};
 //!
 //! let (a, _a_chan) = oneshot::<u32>();
 //! let (b, b_chan) = oneshot::<&str>();
 //! b_chan.send("b first").unwrap();
 //! match select2(a, b) {
 //!     Either::Left(_) => unreachable!("nothing was sent on a"),
+//!     // The endpoint that was not ready comes back, to wait on again.
 //!     Either::Right((_a, message)) => assert_eq!(message.unwrap(), "b first"),
 //! }
 //! ```
 //!
-//! # How it waits
+//! Endpoints of different kinds, borrowed:
 //!
-//! 1. Look at every endpoint's state word; a ready one is returned at once, with no write.
-//! 2. Spin for the thread's adaptive time budget (`spin.rs`), looking again.
-//! 3. Register: leave one reference to this thread's waiter in every `EMPTY` word (a
-//!    compare-exchange each). A word found `FULL` or `TERMINATED` ends registration early.
-//! 4. Park until a registered word changes: the first sender to swap the waiter out wakes us.
-//! 5. Unregister: compare-exchange our waiter back out of every word we registered in, taking its
-//!    reference back. A failed exchange means a sender swapped it out first: that sender owns the
-//!    reference and wakes us (at worst a harmless spurious unpark later), and the endpoint is
-//!    ready.
+//! ```
+//! # use pipes_runtime as pipes;
+//! use std::time::Duration;
+//! use pipes::select::{selecti, selecti_timeout};
 //!
-//! A [`PortSet`](crate::PortSet) takes part too: it is ready when a receive from it would not
-//! block (a port holds a message, or no port is left; a hang-up alone is not enough), and
-//! "registering" arms its ready list, so the sender that queues one of its ports wakes us.
+//! let (reply, _reply_chan) = pipes::oneshot::<u32>();
+//! let (port, chan) = pipes::stream::<String>();
+//! let set = pipes::PortSet::<u64>::new();
+//! let _worker = set.chan();
+//! // Nothing is ready: a zero timeout only looks.
+//! assert_eq!(selecti_timeout(&[&reply, &port, &set], Duration::ZERO), None);
+//! chan.send("hello".into()).unwrap();
+//! assert_eq!(selecti(&[&reply, &port, &set]), 1);
+//! assert_eq!(port.recv().unwrap(), "hello");
+//! ```
 //!
-//! So a select costs O(n) in the number of endpoints, as in 2012; a [`PortSet`](crate::PortSet)
-//! is the O(1)-per-message way to wait on many ports of one type.
+//! # Fairness
 //!
 //! When several endpoints are ready, one is chosen uniformly at random among them, as Go's
 //! select does, so a loop over `select2` on two always-ready streams serves both about equally,
 //! however the loop interleaves its selects.
+//!
+//! # Costs
+//!
+//! A select looks at every endpoint; if none is ready it spins for a while (see
+//! [`spin`](mod@crate::spin)), then leaves a waiter in every endpoint, parks until a sender wakes
+//! it, and takes the waiters back. So it costs O(n) in the number of endpoints, as in 2012; a
+//! [`PortSet`](crate::PortSet) is the O(1)-per-message way to wait on many ports of one type.
+//! An async select leaves its task's waker where a thread's select leaves its waiter, and
+//! returns `Pending` where a thread would park; dropping a pending [`selecti_async`] future
+//! loses nothing.
+
+// Implementation: how a thread's select waits.
+//
+// 1. Look at every endpoint's state word; a ready one is returned at once, with no write.
+// 2. Spin for the thread's adaptive time budget (`spin.rs`), looking again.
+// 3. Register: leave one reference to this thread's waiter in every `EMPTY` word (a
+//    compare-exchange each). A word found `FULL` or `TERMINATED` ends registration early.
+// 4. Park until a registered word changes: the first sender to swap the waiter out wakes us.
+// 5. Unregister: compare-exchange our waiter back out of every word we registered in, taking its
+//    reference back. A failed exchange means a sender swapped it out first: that sender owns the
+//    reference and wakes us (at worst a harmless spurious unpark later), and the endpoint is
+//    ready.
+//
+// A port set takes part too: it is ready when a receive from it would not block (a port holds
+// a message, or no port is left; a hang-up alone is not enough), and "registering" arms its
+// ready list, so the sender that queues one of its ports wakes us.
 
 use std::fmt;
 use std::future::Future;
@@ -61,11 +107,22 @@ pub enum Either<L, R> {
 /// Something select can wait on without consuming it: every [`Recv`] endpoint, a stream
 /// [`Port`](crate::Port) and a [`PortSet`](crate::PortSet). Object safe, for [`selecti`]'s
 /// `&[&dyn Selectable]`.
-pub trait Selectable {
+///
+/// Sealed: it comes with [`Recv`] and with those two types, and cannot be implemented directly.
+pub trait Selectable: sealed::Sealed {
     /// What to wait on. Not a public API.
     #[doc(hidden)]
     fn __select_target(&self) -> Target<'_>;
 }
+
+/// Keeps [`Selectable`] to the runtime's types: what it waits on is the runtime's business.
+pub(crate) mod sealed {
+    /// The supertrait no type outside the runtime can implement.
+    pub trait Sealed {}
+}
+
+impl<R: Recv> sealed::Sealed for R {}
+impl<T> sealed::Sealed for crate::Port<T> {}
 
 impl<R: Recv> Selectable for R {
     fn __select_target(&self) -> Target<'_> {

@@ -1,8 +1,14 @@
-//! Shared chans: many senders into one stream, the 2012 library's `SharedChan` (there "a send
-//! endpoint wrapped in an exclusive ARC", a lock; here a lock-free queue).
+//! Shared chans: many senders into one stream, in the order they sent (the 2012 library's
+//! `SharedChan`, there a send endpoint behind a lock; here a lock-free queue).
+//!
+//! [`SharedChan::new`] takes the [`Chan`] of a [`stream`](crate::stream()) and makes a sending
+//! end that is `Clone`, `Send` and `Sync` (when the message type is `Send`): give a clone to
+//! every producer. The stream's [`Port`](crate::Port) receives what the chan sent before it
+//! was shared, then what the shared chan's clones send, and ends once every clone is dropped.
 //!
 //! ```
-//! use pipes_runtime::{SharedChan, stream};
+//! # use pipes_runtime as pipes;
+//! use pipes::{SharedChan, stream};
 //!
 //! let (port, chan) = stream::<u32>();
 //! let chan = SharedChan::new(chan);
@@ -19,15 +25,25 @@
 //! # for sender in senders { sender.join().unwrap(); }
 //! ```
 //!
-//! Lock-free: a send claims its place with one `fetch_add` and publishes it with one
-//! `fetch_or` (`queue.rs`), and rings the port only when the port waits for that very message
-//! (`mpsc.rs`). A send that happens before another (on one thread, or synchronized) is received
-//! first, as with std's mpsc, crossbeam and Go. The chan handed to [`SharedChan::new`] hangs
-//! up into the queue: the port takes what it sent first, then the queue's messages.
+//! # Order, and when a port set is the better choice
 //!
-//! For many producers that need no order across them, a [`PortSet`](crate::PortSet) with a
-//! chan per producer (`set.chan()`) is the other choice: each send touches only its own lane,
-//! so it scales with the producers where a shared chan's senders share one tail.
+//! A send that happens before another (on one thread, or synchronized) is received first, as
+//! with std's mpsc, crossbeam and Go. Keeping that order makes every sender touch one shared
+//! tail. For many producers that need no order across them, a [`PortSet`](crate::PortSet)
+//! with a chan per producer (`set.chan()`) is the other choice: each send touches only its own
+//! stream, so it scales with the producers.
+//!
+//! # Costs
+//!
+//! A send claims its place with one atomic add and publishes it with one more; it never
+//! blocks (other senders delay it at most by the moment it takes to link a new segment) and
+//! rings the port only when the port waits for that very message. A send after the port is
+//! gone hands the message back in a [`SendError`].
+
+// Implementation: a send claims its slot with one `fetch_add` and publishes it (`queue.rs`),
+// and rings the port only when the port waits for that very message (`mpsc.rs`). The chan
+// handed to `SharedChan::new` hangs up into the queue: the port takes what it sent first, then
+// the queue's messages.
 
 use std::fmt;
 

@@ -1,17 +1,37 @@
-//! How long a receiver spins before it parks: a budget of *time*, adapted per thread.
+//! Waiting: a receiver that finds nothing spins for a while, then parks its thread; how long it
+//! spins can be turned down for the whole process with [`set_spin_limit`].
 //!
-//! Parking is what makes a hand-off slow on these machines: a futex park/unpark across two CPUs
-//! costs tens of microseconds, a cache-line round trip ~150 ns. A spin bounded by a count (as
-//! crossbeam's `Backoff`) gives up after ~2 µs and then pays the park on a good share of round
-//! trips; a spin bounded by time on the order of the wake cost almost never does. Spinning that
-//! long on a receiver that is idle for seconds would burn a core, so the budget adapts: each
-//! thread doubles it when a spin paid off and cuts it by an eighth when it did not, between
-//! [`MIN_BUDGET`] and [`MAX_BUDGET`]. The cut is gentle on purpose: a few slow hand-offs (thread
-//! start-up, a busy machine) must not tip a ring of threads into parking on every hop, where
-//! each hop then costs a kernel wake and every later spin fails too.
+//! On the machines pipes is measured on, a park and wake of a thread costs tens of
+//! microseconds, while a spin that catches the message costs a cache-line round trip (about
+//! 150 ns). So every blocking receive (and select, and port set receive) first spins, bounded
+//! by *time*, at most 200 µs, and adapted per thread: longer while spins pay off, shorter while
+//! they do not. After the first half microsecond the spin also yields the CPU, so with more
+//! ready threads than cores the sender it waits for can run.
 //!
-//! After the first [`PAUSE_PHASE`] the spin yields the CPU between checks, so with more ready
-//! threads than cores the sender it is waiting for can run.
+//! That makes a hand-off between two threads fast, and costs CPU: a receiver that waits 20-150
+//! µs at a time burns most of a core meanwhile. Programs that would rather give those cycles to
+//! other work turn the spin down, or off:
+//!
+//! ```
+//! # use pipes_runtime as pipes;
+//! use std::time::Duration;
+//!
+//! // Park as soon as nothing is there: slower hand-offs, no spinning.
+//! pipes::spin::set_spin_limit(Duration::ZERO);
+//! # pipes::spin::set_spin_limit(Duration::MAX);
+//! ```
+//!
+//! The `spin off` row of `benches/pingpong.rs` measures the difference on your machine. Async
+//! receives never spin: a pending future returns `Pending` at once.
+
+// Implementation: a spin bounded by a count (as crossbeam's `Backoff`) gives up after ~2 µs and
+// then pays the park on a good share of round trips; a spin bounded by time on the order of the
+// wake cost almost never does. Spinning that long on a receiver that is idle for seconds would
+// burn a core, so the budget adapts: each thread doubles it when a spin paid off and cuts it by
+// an eighth when it did not, between `MIN_BUDGET` and `MAX_BUDGET`. The cut is gentle on
+// purpose: a few slow hand-offs (thread start-up, a busy machine) must not tip a ring of threads
+// into parking on every hop, where each hop then costs a kernel wake and every later spin fails
+// too. After the first `PAUSE_PHASE` the spin yields the CPU between checks.
 
 use std::sync::atomic::{AtomicU32, Ordering};
 use std::time::{Duration, Instant};

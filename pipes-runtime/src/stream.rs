@@ -1,16 +1,77 @@
-//! Streams: an unbounded pipe of many messages in order, the 2012 library's `streamp`. A
-//! stream is one lane (`lane.rs`): a send is a slot write and one swap, a receive of a message
-//! already published touches no shared word, and a stream whose port keeps up allocates nothing.
+//! Streams: many messages of one type, in order, from one sender to one receiver (the 2012
+//! library's `streamp`).
+//!
+//! [`stream()`] makes the two ends: a [`Port`] that receives and a [`Chan`] that sends. Sends
+//! never block and never fail while the port is there; the port receives the messages in the
+//! order they were sent and is an [`Iterator`] that ends once the chan is dropped and every
+//! message is taken.
 //!
 //! ```
-//! let (port, chan) = pipes_runtime::stream::<u32>();
-//! std::thread::spawn(move || {
+//! # use pipes_runtime as pipes;
+//! let (port, chan) = pipes::stream::<u32>();
+//! let producer = std::thread::spawn(move || {
 //!     for i in 0..3 {
 //!         chan.send(i).unwrap();
 //!     }
+//!     // Dropping the chan ends the stream.
 //! });
 //! assert_eq!(port.collect::<Vec<_>>(), [0, 1, 2]);
+//! producer.join().unwrap();
 //! ```
+//!
+//! # When to use a stream
+//!
+//! - One producer, one consumer, any number of messages of one type: a stream.
+//! - Exactly one message: a [oneshot](mod@crate::oneshot), which costs less.
+//! - A conversation whose messages differ from step to step: a protocol declared with
+//!   [`proto!`](crate::proto), so the compiler checks every step.
+//! - Many producers: [`SharedChan`](crate::SharedChan) if messages from different producers
+//!   must keep the order in which they were sent, or a [`PortSet`](crate::PortSet) with a
+//!   chan per producer (`set.chan()`) if not; the port set scales better.
+//!
+//! # Receiving
+//!
+//! A [`Port`] is received from through `&self`, so it is not used up:
+//! - [`Port::recv`] blocks; [`Port::try_recv`] and [`Port::peek`] never block;
+//!   [`Port::recv_timeout`] and [`Port::recv_deadline`] block for a while.
+//! - [`Port::iter`] (also `for message in &port`) blocks for each message;
+//!   [`Port::try_iter`] takes what is already there.
+//! - [`Port::recv_async`] is a [`PortRecv`] future for any executor. It is cancel-safe: a
+//!   future dropped before it resolves loses nothing.
+//! - `&Port` is a receiving endpoint for [select](mod@crate::select), beside endpoints of any
+//!   protocol.
+//!
+//! Every receive fails with a [`RecvError`] once the chan is gone and the stream is drained;
+//! a [`Chan::send`] after the port is gone hands the message back in a [`SendError`].
+//!
+//! ```
+//! # use pipes_runtime as pipes;
+//! use std::time::Duration;
+//!
+//! let (port, chan) = pipes::stream::<&str>();
+//! assert!(port.try_recv().is_err()); // nothing yet, and no wait
+//! chan.send("one").unwrap();
+//! chan.send("two").unwrap();
+//! assert_eq!(port.try_iter().collect::<Vec<_>>(), ["one", "two"]);
+//! assert!(port.recv_timeout(Duration::from_millis(1)).unwrap_err().into_endpoint().is_some());
+//! drop(chan);
+//! assert!(port.recv().is_err());
+//! ```
+//!
+//! # Costs
+//!
+//! A send writes a slot and publishes it with one atomic swap; it wakes the receiver only if
+//! the receiver is parked. A receive of a message already sent touches no shared memory
+//! except once per batch. Messages live in segments of about 2 KiB that the port hands back
+//! to the chan once read, so a stream whose port keeps up allocates nothing, and a backlog
+//! costs the size of a message per message (8 bytes for a `u64`). A receiver that finds
+//! nothing spins briefly before it parks (see [`spin`](mod@crate::spin)). Dropping a port with
+//! messages still queued drops them in a loop, not by recursion, also when they hold ports.
+
+// Implementation: a stream is one lane (`lane.rs`): a send is a slot write and one swap, a
+// receive of a message already published touches no shared word, and used-up segments go back
+// to the chan. When the chan becomes a shared chan (`SharedChan::new`), the lane is closed
+// into the shared chan's queue: the port drains the lane, then receives from the queue.
 
 use std::cell::OnceCell;
 use std::fmt;

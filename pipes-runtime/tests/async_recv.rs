@@ -10,7 +10,11 @@ use std::thread::{self};
 
 use common::DropCounter;
 use common::task::{block_on, counting, poll_once, wakes};
-use pipes_runtime::{Either, PortSet, Selectable, oneshot, select2_async, selecti_async, stream};
+use pipes_runtime::{
+    Either, PortSet, oneshot,
+    select::{Selectable, select2_async, selecti_async},
+    stream,
+};
 
 pipes_runtime::proto! {
     pub pingpong {

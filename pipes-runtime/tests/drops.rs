@@ -6,7 +6,7 @@ mod common;
 use std::thread;
 
 use common::{DropCounter, size};
-use pipes_runtime::{PortSet, SharedChan, oneshot, select_timeout, stream};
+use pipes_runtime::{PortSet, SharedChan, oneshot, select::select_timeout, stream};
 
 #[test]
 fn oneshot_sent_and_received() {

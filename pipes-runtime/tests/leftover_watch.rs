@@ -12,7 +12,11 @@ use std::sync::Mutex;
 use std::task::{Context, Waker};
 
 use common::{DropCounter, size};
-use pipes_runtime::{Selectable, oneshot, selecti_async, stream};
+use pipes_runtime::{
+    oneshot,
+    select::{Selectable, selecti_async},
+    stream,
+};
 
 pipes_runtime::proto! {
     ticks {

@@ -13,8 +13,9 @@ use std::time::Duration;
 
 use loom::thread;
 use pipes_runtime::{
-    Chan, Either, PortSet, RecvTimeoutError, Selectable, SharedChan, oneshot, select2,
-    select2_timeout, selecti, selecti_async, stream,
+    Chan, Either, PortSet, RecvTimeoutError, SharedChan, oneshot,
+    select::{Selectable, select2_timeout, selecti_async},
+    select2, selecti, stream,
 };
 
 /// Counts drops, so a model can check each message is dropped exactly once.
@@ -628,7 +629,7 @@ fn select2_async_registers_racing_a_send_and_a_hang_up() {
             b_chan.send(2).unwrap();
         });
         // Either may be chosen: a hung up, b holds a message, whichever the select saw first.
-        match block_on(pipes_runtime::select2_async(a, b)) {
+        match block_on(pipes_runtime::select::select2_async(a, b)) {
             Either::Left((closed, b)) => {
                 assert!(closed.is_err());
                 assert_eq!(block_on(b.recv_async()).unwrap(), 2);

@@ -13,7 +13,8 @@ use std::time::Duration;
 
 use common::{SETTLE, size};
 use pipes_runtime::{
-    PortSet, RecvTimeoutError, Selectable, TryRecvError, oneshot, selecti_async, selecti_timeout,
+    PortSet, RecvTimeoutError, TryRecvError, oneshot,
+    select::{Selectable, selecti_async, selecti_timeout},
     stream,
 };
 

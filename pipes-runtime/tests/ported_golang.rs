@@ -102,8 +102,9 @@ use std::time::Duration;
 
 use common::size;
 use pipes_runtime::{
-    Chan, Either, Port, PortSet, Selectable, SharedChan, TryRecvError, select, select2, selecti,
-    selecti_timeout, stream,
+    Chan, Either, Port, PortSet, SharedChan, TryRecvError, select,
+    select::{Selectable, selecti_timeout},
+    select2, selecti, stream,
 };
 
 fn ms(ms: u64) -> Duration {

@@ -9,8 +9,9 @@ use std::time::Duration;
 
 use common::{SETTLE, pingpong, size};
 use pipes_runtime::{
-    Either, Port, PortOne, RecvTimeoutError, Selectable, oneshot, select, select_timeout, select2,
-    select2_timeout, selecti, selecti_timeout, stream,
+    Either, Port, PortOne, RecvTimeoutError, oneshot, select,
+    select::{Selectable, select_timeout, select2_timeout, selecti_timeout},
+    select2, selecti, stream,
 };
 
 /// pipe-select: a service receives pairs of oneshots over a stream and selects on each pair;
@@ -377,7 +378,7 @@ fn a_hang_up_alone_does_not_make_a_set_ready_but_the_last_one_does() {
     drop(first);
     // One chan is gone and the other is quiet: a receive would block, so the set is not ready.
     assert_eq!(
-        pipes_runtime::selecti_timeout(&[&set], std::time::Duration::from_millis(5)),
+        pipes_runtime::select::selecti_timeout(&[&set], std::time::Duration::from_millis(5)),
         None
     );
     assert_eq!(set.len(), 1);

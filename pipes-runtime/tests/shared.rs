@@ -148,7 +148,10 @@ fn a_send_that_happens_before_another_is_received_first() {
 #[test]
 fn a_shared_chans_port_selects_and_receives_async() {
     use common::task::block_on;
-    use pipes_runtime::{Selectable, selecti, selecti_timeout};
+    use pipes_runtime::{
+        select::{Selectable, selecti_timeout},
+        selecti,
+    };
     use std::time::Duration;
 
     let (port, chan) = stream::<u8>();

@@ -12,7 +12,11 @@ mod common;
 
 use common::task::{block_on, counting, poll_once, wakes};
 use pipes_runtime::__private::{Receiving, RecvEndpoint, Settled, StateName, StateWord};
-use pipes_runtime::{Either, Selectable, oneshot, select2_async, selecti, selecti_async, stream};
+use pipes_runtime::{
+    Either, oneshot,
+    select::{Selectable, select2_async, selecti_async},
+    selecti, stream,
+};
 
 pipes_runtime::proto! {
     pub ticks {

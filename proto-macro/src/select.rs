@@ -179,14 +179,14 @@ impl Select {
         let closed_error = Ident::new("closed", Span::mixed_site());
         let refs = self.endpoints.iter().map(|endpoint| {
             let expr = &endpoint.expr;
-            quote_spanned!(expr.span()=> &#expr as &dyn #rt::Selectable)
+            quote_spanned!(expr.span()=> &#expr as &dyn #rt::select::Selectable)
         });
         let ready = match &self.timeout {
             None if self.asynchronous => {
-                quote!(::core::option::Option::Some(#rt::selecti_async(&[#(#refs),*]).await))
+                quote!(::core::option::Option::Some(#rt::select::selecti_async(&[#(#refs),*]).await))
             }
-            None => quote!(::core::option::Option::Some(#rt::selecti(&[#(#refs),*]))),
-            Some((duration, _)) => quote!(#rt::selecti_timeout(&[#(#refs),*], #duration)),
+            None => quote!(::core::option::Option::Some(#rt::select::selecti(&[#(#refs),*]))),
+            Some((duration, _)) => quote!(#rt::select::selecti_timeout(&[#(#refs),*], #duration)),
         };
         let branches = self.endpoints.iter().enumerate().map(|(index, endpoint)| {
             let expr = &endpoint.expr;
