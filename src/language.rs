@@ -1,0 +1,306 @@
+//! The protocol language: a reference for what [`proto!`](crate::proto) accepts and what each
+//! part of a protocol becomes.
+//!
+//! The same language is the format of `*.pipes` files, which build.rs generation
+//! (`proto_dsl::Config`) and the `pipes-proto` command line read. Its grammar of record is
+//! `proto-dsl/src/grammar.pest`; this page follows it.
+//!
+//! # Protocols
+//!
+//! An invocation holds one or more protocols, each written
+//!
+//! ```text
+//! [doc comments and attributes] [visibility] name { states }
+//! ```
+//!
+//! and each becomes a module of that name, with that visibility (`pub`, `pub(crate)`,
+//! `pub(super)`, `pub(in path)`, or private when left out). The first state is the start
+//! state: `name::init()` makes a new session and returns the server's and the client's
+//! endpoints for it, in that order.
+//!
+//! ```
+//! pipes::proto! {
+//!     /// Asks for a number and gets its square back.
+//!     pub squares {
+//!         Ask: send { Square(u64) -> Answer }
+//!         Answer: recv { Squared(u64) -> ! }
+//!     }
+//!
+//!     // A second protocol in the same invocation: a module of its own.
+//!     pub(crate) hello {
+//!         Start: send { Hello -> ! }
+//!     }
+//! }
+//!
+//! let (server, client) = squares::init();
+//! let answer = client.square(12).unwrap();
+//! let squares::Ask::Square(n, server) = server.recv().unwrap();
+//! server.squared(n * n).unwrap();
+//! let squares::Answer::Squared(n) = answer.recv().unwrap();
+//! assert_eq!(n, 144);
+//!
+//! let (server, client) = hello::init();
+//! client.hello().unwrap();
+//! assert!(matches!(server.recv(), Ok(hello::Start::Hello)));
+//! ```
+//!
+//! Names are Rust identifiers, raw ones included (`r#type`). A keyword must be written raw to
+//! name a protocol, state or message, and `crate`, `self`, `Self`, `super` and `_` cannot be
+//! one even raw. Two protocols of one invocation cannot share a name. Comments (`//`, `/* */`)
+//! may appear anywhere, as in Rust.
+//!
+//! # States and directions
+//!
+//! A state is
+//!
+//! ```text
+//! [doc comments and attributes] Name: send|recv [<generic parameters>] { messages }
+//! ```
+//!
+//! Protocols are written from the client's side: in a `send` state the client sends and the
+//! server receives, in a `recv` state the server sends and the client receives. Each state
+//! becomes two endpoint types, `name::client::State` and `name::server::State`, and (if it has
+//! messages) an enum `name::State` of its messages as the receiving side gets them.
+//!
+//! The direction is written `send` or `recv`, in lower case; any other word is an error that
+//! suggests the nearest one. The spacing is free, so the 2012 spelling `StartState:send { .. }`
+//! is the same state, and state and message names may be lower case. `client` and `server`
+//! cannot name a state: the generated module holds modules of those names.
+//!
+//! # Messages
+//!
+//! A state's messages are separated by commas (a trailing comma is allowed):
+//!
+//! ```text
+//! [doc comments and attributes] Name[(Type, ...)] -> Next
+//! ```
+//!
+//! - The payload is any list of Rust types, resolved where `proto!` is invoked (the generated
+//!   module does `use super::*`). Inside a function body that is the function's enclosing
+//!   module, so types declared inside a function are not visible: declare them at module
+//!   level.
+//! - `Next` is `State`, `State<Types>` for a generic state, or `!`.
+//! - Message names are unique within a state; two states may have messages of the same name.
+//!
+//! On the sending side each message is a method that consumes the endpoint, sends, and returns
+//! the endpoint for the next state. If the receiving side is gone the payload comes back in a
+//! [`SendError`](crate::SendError): `()` for no payload, the value for one, a tuple for
+//! several. The receiving side's endpoint has `recv`, `try_recv`, `recv_timeout` and
+//! `recv_async`, and implements [`Recv`](crate::Recv); it receives the state's enum, whose
+//! variants carry the payload followed by the receiver's endpoint for the next state.
+//!
+//! ## The method name of a message
+//!
+//! A message's send method is its name in snake_case. A word starts at an upper-case letter
+//! that follows a lower-case letter or a digit, and at the last capital of a run of capitals
+//! followed by a lower-case letter; every letter is then lower-cased, and a name that is
+//! already snake_case stays as it is:
+//!
+//! | message | method |
+//! |---|---|
+//! | `Deposit` | `deposit` |
+//! | `WhatsYourName` | `whats_your_name` |
+//! | `HTTPGet` | `http_get` |
+//! | `sayHello` | `say_hello` |
+//! | `Money2Go` | `money2_go` |
+//! | `insufficient_funds` | `insufficient_funds` |
+//! | `r#Type` | `type` (refused: a keyword) |
+//!
+//! Two messages of one state whose methods would have the same name are an error, as is a
+//! message whose method would be `recv`, `try_recv` or `recv_timeout` (every receiving
+//! endpoint has those) or a Rust keyword.
+//!
+//! ```
+//! pipes::proto! {
+//!     pub names {
+//!         Start: send {
+//!             WhatsYourName -> Start,
+//!             HTTPGet(String) -> Start,
+//!             sayHello -> !,
+//!         }
+//!     }
+//! }
+//!
+//! let (_server, client) = names::init();
+//! let client = client.whats_your_name().unwrap();
+//! let client = client.http_get("/".to_string()).unwrap();
+//! client.say_hello().unwrap();
+//! ```
+//!
+//! # Ending a protocol: `-> !` and states without messages
+//!
+//! `-> !` ends the protocol with that message: its send method returns `Ok(())`, and its
+//! variant in the receiver's enum carries the payload only. A state with no messages (its
+//! direction may be left out: `Done {}`) also ends the protocol, but stepping into it still
+//! hands both sides an endpoint, a marker with no methods, which is a type a function can
+//! name: for instance to say in its signature that it runs a session to its end.
+//!
+//! ```
+//! pipes::proto! {
+//!     pub transfer {
+//!         Ready: send {
+//!             Chunk(Vec<u8>) -> Ready,
+//!             Finish -> Done,
+//!             Abort -> !,
+//!         }
+//!         Done {}
+//!     }
+//! }
+//!
+//! /// Sends everything; the return type says the session ended with `Finish`.
+//! fn upload(mut client: transfer::client::Ready, data: &[u8]) -> transfer::client::Done {
+//!     for chunk in data.chunks(4) {
+//!         client = client.chunk(chunk.to_vec()).unwrap();
+//!     }
+//!     client.finish().unwrap()
+//! }
+//!
+//! let (server, client) = transfer::init();
+//! let _done: transfer::client::Done = upload(client, b"hello world");
+//! let mut server = server;
+//! let mut received = Vec::new();
+//! loop {
+//!     match server.recv().unwrap() {
+//!         transfer::Ready::Chunk(bytes, next) => {
+//!             received.extend(bytes);
+//!             server = next;
+//!         }
+//!         transfer::Ready::Finish(_done) => break,
+//!         transfer::Ready::Abort => panic!("aborted"),
+//!     }
+//! }
+//! assert_eq!(received, b"hello world");
+//! ```
+//!
+//! Dropping any endpoint also ends the protocol, early: the peer's next receive fails with a
+//! [`RecvError`](crate::RecvError) naming the protocol and state, and its next send hands the
+//! payload back.
+//!
+//! # Generic states and bounds
+//!
+//! A state may declare generic parameters after its direction, with bounds, lifetimes and
+//! const parameters written as in Rust: `<T: Clone + Send, const N: usize>`. Its endpoint types
+//! and its enum take those parameters, and a message that steps to it passes them:
+//! `-> Stream<T>`, with exactly as many arguments as the state declares. A state uses only the
+//! parameters it declares itself: a parameter of another state named in this state's payloads
+//! or arguments is an error that says to declare it here too.
+//!
+//! ```
+//! pipes::proto! {
+//!     pub stream_of {
+//!         Open: send<T: Send> {
+//!             Item(T) -> Open<T>,
+//!             Close -> !,
+//!         }
+//!     }
+//! }
+//!
+//! let (server, client) = stream_of::init::<&str>();
+//! client.item("a").unwrap().item("b").unwrap().close().unwrap();
+//! let mut server = server;
+//! let mut items = Vec::new();
+//! while let stream_of::Open::Item(item, next) = server.recv().unwrap() {
+//!     items.push(item);
+//!     server = next;
+//! }
+//! assert_eq!(items, ["a", "b"]);
+//! ```
+//!
+//! # Doc comments and attributes
+//!
+//! Doc comments (`///`, or `#[doc = ".."]`) and attributes may precede a protocol, a state or
+//! a message, and are carried onto what it generates:
+//!
+//! - a protocol's go on its module; the compiler adds a table of the protocol's states and
+//!   transitions after the docs (and, with the `diagram` feature, a picture of them);
+//! - a state's docs go on its enum and its two endpoint types, and its attributes on its enum;
+//! - a message's go on its enum variant and its send method, so `#[cfg(..)]` on a message
+//!   removes it from both.
+//!
+//! Items without docs of their own get docs written by the compiler, so a crate with
+//! `#![deny(missing_docs)]` accepts every protocol.
+//!
+//! One attribute is the compiler's own and is not passed on: `#[allow(unreachable_states)]`.
+//! Every state must be reachable from the start state, or the compiler reports it; this
+//! attribute, on the state or on the whole protocol, allows it. Other lints may share the
+//! attribute (`#[allow(unreachable_states, dead_code)]`): those are passed on.
+//!
+//! ```
+//! pipes::proto! {
+//!     /// A door. Its docs are the module's.
+//!     #[allow(dead_code)]
+//!     pub door {
+//!         /// The door is shut.
+//!         Closed: send {
+//!             /// Opens the door; the server answers.
+//!             Open -> Opening,
+//!             #[cfg(any())]
+//!             Lock -> !,
+//!         }
+//!         Opening: recv { Opened -> ! }
+//!         /// Kept for old clients: nothing steps here any more.
+//!         #[allow(unreachable_states)]
+//!         Jammed: recv { Unjammed -> Closed }
+//!     }
+//! }
+//!
+//! let (server, client) = door::init();
+//! let opening = client.open().unwrap();
+//! // `Lock` was compiled out: `Open` is the only message of `Closed`.
+//! let door::Closed::Open(server) = server.recv().unwrap();
+//! server.opened().unwrap();
+//! assert!(matches!(opening.recv(), Ok(door::Opening::Opened)));
+//! ```
+//!
+//! # Bounded and unbounded sessions
+//!
+//! The compiler decides, by the 2012 pipe compiler's liveness rule, whether a session can have
+//! at most one message in flight per state. A protocol is *bounded* unless some cycle of
+//! transitions runs through states that all have the same direction, so that one side could
+//! keep sending without ever waiting for the other (as `Chunk -> Ready` above, a `send` state
+//! stepping to itself).
+//!
+//! - A bounded protocol's session lives in one buffer that `init()` allocates, with a slot per
+//!   state, reused every time round: messages allocate nothing.
+//! - An unbounded protocol sends each message in a packet of its own, so a sender may run
+//!   ahead of its receiver by any number of messages.
+//!
+//! The API is the same either way; the generated module's docs say which layout a protocol
+//! got. `pipes-proto explain FILE` prints the liveness of a `*.pipes` file.
+//!
+//! ```
+//! pipes::proto! {
+//!     // Bounded: the directions alternate, so each side waits for the other.
+//!     pub pingpong {
+//!         Ping: send { Ping(u32) -> Pong }
+//!         Pong: recv { Pong(u32) -> Ping }
+//!     }
+//!     // Unbounded: the client may send `Tick` again and again without an answer.
+//!     pub ticks {
+//!         Ticking: send { Tick -> Ticking, Stop -> ! }
+//!     }
+//! }
+//!
+//! let (server, client) = ticks::init();
+//! let client = client.tick().unwrap().tick().unwrap();
+//! client.stop().unwrap();
+//! let ticks::Ticking::Tick(server) = server.recv().unwrap() else { unreachable!() };
+//! let ticks::Ticking::Tick(server) = server.recv().unwrap() else { unreachable!() };
+//! assert!(matches!(server.recv(), Ok(ticks::Ticking::Stop)));
+//! # let _ = pingpong::init();
+//! ```
+//!
+//! # What a protocol generates
+//!
+//! For a protocol `name`:
+//!
+//! - `name::init()`: a new session, `(server, client)` endpoints of the start state;
+//! - `name::State` for each state with messages: an enum of its messages, each variant holding
+//!   the payload and then the receiver's endpoint for the next state (none after `-> !`);
+//! - `name::client::State` and `name::server::State` for each state: the endpoint types.
+//!   Endpoints are `Send` when their payloads are, never `Sync`, never `Clone`;
+//! - send methods on the sending side's endpoint of each state, and `recv`, `try_recv`,
+//!   `recv_timeout` and `recv_async` on the receiving side's.
+//!
+//! [`select!`](crate::select!) waits on endpoints of several protocols at once, with one arm
+//! per message.
