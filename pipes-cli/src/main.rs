@@ -15,13 +15,13 @@ Usage:
   pipes-proto check FILE                            report errors rustc-style; exit 1 if any
   pipes-proto expand [--runtime PATH] [--diagram] FILE
                                                     print the generated Rust, formatted
-  pipes-proto graph [--format dot|mermaid] FILE     draw the states and messages (default: dot)
+  pipes-proto graph [--format dot|mermaid|svg] FILE draw the states and messages (default: dot)
   pipes-proto explain FILE                          tabulate states, senders, messages, liveness
 
 Options:
   --runtime PATH   the path generated code reaches the runtime by (default: ::pipes)
-  --diagram        add a Mermaid state diagram to each generated module's docs
-  --format FORMAT  dot (Graphviz) or mermaid
+  --diagram        add a state diagram (SVG) to each generated module's docs
+  --format FORMAT  dot (Graphviz), mermaid, or svg (the picture module docs show)
   -h, --help       print this help
   -V, --version    print the version
 
@@ -43,6 +43,7 @@ enum Command {
 enum Format {
     Dot,
     Mermaid,
+    Svg,
 }
 
 /// What the command line asks for.
@@ -115,8 +116,11 @@ fn parse_args(args: impl IntoIterator<Item = String>) -> Result<Request, String>
             let format = match format.as_deref() {
                 None | Some("dot") => Format::Dot,
                 Some("mermaid") => Format::Mermaid,
+                Some("svg") => Format::Svg,
                 Some(other) => {
-                    return Err(format!("unknown format `{other}`: use `dot` or `mermaid`"));
+                    return Err(format!(
+                        "unknown format `{other}`: use `dot`, `mermaid` or `svg`"
+                    ));
                 }
             };
             Command::Graph { format }
@@ -190,6 +194,7 @@ fn run(command: &Command, name: &str, source: &str) -> Result<String, Failure> {
             .map(|protocol| match format {
                 Format::Dot => proto_dsl::diagram::dot(protocol),
                 Format::Mermaid => proto_dsl::diagram::mermaid(protocol),
+                Format::Svg => proto_dsl::diagram::svg(protocol) + "\n",
             })
             .collect(),
         Command::Explain => analysis
@@ -309,8 +314,8 @@ mod tests {
             Err("`--format` does not apply to `check`".to_string())
         );
         assert_eq!(
-            parse(&["graph", "--format", "svg", "a"]),
-            Err("unknown format `svg`: use `dot` or `mermaid`".to_string())
+            parse(&["graph", "--format", "png", "a"]),
+            Err("unknown format `png`: use `dot`, `mermaid` or `svg`".to_string())
         );
         assert_eq!(
             parse(&["expand", "--runtime"]),

@@ -59,6 +59,7 @@ snapshots! {
     expand_bank: ["expand", BANK] => 0;
     graph_dot_bank: ["graph", BANK, "--format", "dot"] => 0;
     graph_mermaid_bank: ["graph", "--format=mermaid", BANK] => 0;
+    graph_svg_bank: ["graph", "--format=svg", BANK] => 0;
     explain_bank: ["explain", BANK] => 0;
     check_broken: ["check", BROKEN] => 1;
     expand_broken: ["expand", BROKEN] => 1;
@@ -70,7 +71,7 @@ snapshots! {
     graph_dot_kv_store: ["graph", "fixtures/kv_store.pipes", "--format", "dot"] => 0;
     explain_kv_store: ["explain", "fixtures/kv_store.pipes"] => 0;
     explain_pingpong_unbounded: ["explain", "fixtures/pingpong_unbounded.pipes"] => 0;
-    usage_error: ["graph", BANK, "--format", "svg"] => 2;
+    usage_error: ["graph", BANK, "--format", "png"] => 2;
     missing_file: ["check", "fixtures/no_such.pipes"] => 1;
 }
 
@@ -79,12 +80,12 @@ fn expand_follows_the_runtime_and_diagram_options() {
     let (status, default) = run(&["expand", BANK]);
     assert_eq!(status, 0);
     assert!(default.contains("::pipes::__private"));
-    assert!(!default.contains("```mermaid"));
+    assert!(!default.contains("<svg"));
     let (status, text) = run(&["expand", "--runtime", "crate::rt", "--diagram", BANK]);
     assert_eq!(status, 0, "{text}");
     assert!(text.contains("crate::rt::__private"), "{text}");
     assert!(!text.contains("::pipes::"), "{text}");
-    assert!(text.contains("```mermaid\nstateDiagram-v2\n"), "{text}");
+    assert!(text.contains("<svg xmlns="), "{text}");
     let (status, text) = run(&["expand", "--runtime", "no path", BANK]);
     assert_eq!(status, 1, "{text}");
     assert!(

@@ -45,12 +45,12 @@ pub struct Options<'a> {
 }
 
 /// Generates the modules of every protocol in `analysis`. With the `diagram` feature, each
-/// module's docs also hold a Mermaid state diagram.
+/// module's docs also hold a state diagram, as an inline SVG picture.
 pub fn generate(analysis: &Analysis, options: &Options) -> TokenStream {
     generate_with_diagrams(analysis, options, cfg!(feature = "diagram"))
 }
 
-/// [`generate`], with the Mermaid diagrams in the module docs chosen by `diagrams` instead of
+/// [`generate`], with the diagrams in the module docs chosen by `diagrams` instead of
 /// the `diagram` feature: for build.rs generation, the command line and tests, which decide
 /// per call.
 pub fn generate_with_diagrams(
@@ -125,7 +125,7 @@ struct Gen<'a> {
     /// How sessions travel (see `layout.rs`).
     layout: &'a Layout,
     liveness: &'a Liveness,
-    /// Whether the module docs end with a Mermaid state diagram.
+    /// Whether the module docs end with a state diagram (SVG).
     diagram: bool,
 }
 
@@ -389,10 +389,8 @@ impl<'a> Gen<'a> {
             }
         }
         if self.diagram {
-            table.push_str(&format!(
-                "\n```mermaid\n{}```\n",
-                crate::diagram::mermaid(protocol)
-            ));
+            // Inline HTML, which rustdoc shows as a picture: a blank line before it, none in it.
+            table.push_str(&format!("\n{}\n", crate::diagram::svg(protocol)));
         }
         let docs = self.docs(&protocol.meta);
         let generated = if protocol.meta.docs.is_empty() {

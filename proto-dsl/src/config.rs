@@ -26,7 +26,7 @@ use proc_macro2::Span;
 pub struct Config {
     /// The runtime path, as Rust source (`::pipes`).
     runtime: String,
-    /// Whether module docs get a Mermaid diagram.
+    /// Whether module docs get a state diagram (SVG).
     diagrams: bool,
     /// Where files are written; `$OUT_DIR` when unset.
     out_dir: Option<PathBuf>,
@@ -56,7 +56,7 @@ impl Config {
         self
     }
 
-    /// Adds (or leaves out) a Mermaid state diagram in each generated module's docs, after
+    /// Adds (or leaves out) a state diagram (SVG) in each generated module's docs, after
     /// the transition table, whatever the `diagram` feature says.
     pub fn diagrams(&mut self, on: bool) -> &mut Config {
         self.diagrams = on;

@@ -1,6 +1,7 @@
-//! Pictures and tables of a protocol for people: a Mermaid state diagram (for docs and
-//! Markdown), a Graphviz DOT graph, and a plain-text table with the protocol's liveness. The
-//! command line prints them and codegen's `diagram` feature puts the Mermaid one in the docs.
+//! Pictures and tables of a protocol for people: an SVG state diagram (laid out here, for
+//! rustdoc), a Mermaid state diagram (for Markdown), a Graphviz DOT graph, and a plain-text
+//! table with the protocol's liveness. The command line prints them and codegen's `diagram`
+//! feature puts the SVG one in the docs.
 //!
 //! All three read only the AST (and the liveness, for the table), so their output depends on
 //! nothing but the protocol and is stable enough to snapshot. Payload types are printed the way
@@ -12,12 +13,17 @@
 //! let (protocol, liveness) = analysis.protocols().next().unwrap();
 //! assert!(proto_dsl::diagram::mermaid(protocol).contains("Pong --> [*] : server sends Stop"));
 //! assert!(proto_dsl::diagram::dot(protocol).contains("\"Ping\" -> \"Pong\""));
+//! assert!(proto_dsl::diagram::svg(protocol).contains(">server: Stop</text>"));
 //! assert!(proto_dsl::diagram::explain(protocol, liveness).contains("bounded: yes"));
 //! ```
+
+mod svg;
 
 use std::fmt::Write as _;
 
 use quote::ToTokens;
+
+pub use svg::svg;
 
 use crate::ast::{Direction, Message, Next, Protocol, State};
 use crate::diagnostic::push_spaces;

@@ -12,10 +12,11 @@
 //! - [`diagnostic`] and [`source`]: structured diagnostics and their rustc-style rendering;
 //! - [`codegen`]: the generated modules, as tokens.
 //!
-//! Beside the pipeline: [`diagram`] draws a protocol (Mermaid, DOT) and tabulates it, and
+//! Beside the pipeline: [`diagram`] draws a protocol (SVG, Mermaid, DOT) and tabulates it, and
 //! [`config`] is build.rs generation ([`Config`], [`compile_protocols`]).
 //!
-//! The `diagram` feature adds a Mermaid state diagram to every generated module's docs.
+//! The `diagram` feature adds a state diagram (an inline SVG picture) to every generated
+//! module's docs.
 //!
 //! [`analyze`] runs them all:
 //!

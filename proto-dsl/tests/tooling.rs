@@ -1,4 +1,4 @@
-//! The tooling side of proto-dsl: build.rs generation through `Config`, and the Mermaid
+//! The tooling side of proto-dsl: build.rs generation through `Config`, and the SVG
 //! diagram that codegen adds to module docs when asked (the `diagram` feature asks for every
 //! module; this test asks through `generate_with_diagrams`, so it runs without the feature).
 
@@ -187,4 +187,24 @@ fn explain_tables_cells_wider_than_65535() {
     let header = format!("state{}  sent by", " ".repeat(state.len() - "state".len()));
     assert!(table.contains(&header), "{table:.200}");
     assert!(table.contains(&format!("\nNext{}  server", " ".repeat(state.len() - 4))));
+}
+
+/// The SVG pictures the `diagram` feature puts in module docs, one per shape: branches, a
+/// loop, back edges and an end (bank); generic states and wide labels (kv_store); a state the
+/// start cannot reach (pingpong_unbounded); a state without messages (simple_proto_goodbye).
+/// To look at one: `pipes-proto graph --format svg FILE > p.svg`, then any SVG viewer.
+#[test]
+fn svg_diagrams() {
+    for name in [
+        "bank",
+        "kv_store",
+        "pingpong_unbounded",
+        "simple_proto_goodbye",
+    ] {
+        let path = common::fixtures().join(format!("{name}.pipes"));
+        let source = std::fs::read_to_string(&path).unwrap();
+        let analysis = proto_dsl::analyze(&source).unwrap();
+        let svg = proto_dsl::diagram::svg(&analysis.file.protocols[0]);
+        insta::assert_snapshot!(format!("svg_{name}"), svg);
+    }
 }
