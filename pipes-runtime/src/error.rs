@@ -38,8 +38,9 @@ pub struct RecvError {
 }
 
 impl RecvError {
-    /// The error for a receive in `state` of `protocol`.
-    pub const fn new(protocol: &'static str, state: &'static str) -> Self {
+    /// The error for a receive in `state` of `protocol`. Only the runtime makes these: a
+    /// `RecvError` always comes from a real receive.
+    pub(crate) const fn new(protocol: &'static str, state: &'static str) -> Self {
         Self { protocol, state }
     }
 
