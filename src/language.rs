@@ -62,8 +62,8 @@
 //! becomes two endpoint types, `name::client::State` and `name::server::State`, and (if it has
 //! messages) an enum `name::State` of its messages as the receiving side gets them.
 //!
-//! The direction is written `send` or `recv`, in lower case; any other word is an error that
-//! suggests the nearest one. The spacing is free, so the 2012 spelling `StartState:send { .. }`
+//! The direction is written `send` or `recv`, in lower case; any other word is an error (which
+//! suggests `send` or `recv` when the word is close to one). The spacing is free, so the 2012 spelling `StartState:send { .. }`
 //! is the same state, and state and message names may be lower case. `client` and `server`
 //! cannot name a state: the generated module holds modules of those names.
 //!
@@ -261,8 +261,11 @@
 //! stepping to itself).
 //!
 //! - A bounded protocol's session lives in one buffer that `init()` allocates, with a slot per
-//!   state, reused every time round: messages allocate nothing.
-//! - An unbounded protocol sends each message in a packet of its own, so a sender may run
+//!   state, reused every time round: messages allocate nothing. (A protocol with a single
+//!   state that has messages, such as a oneshot, or whose states take different generic
+//!   parameters, is sent as if unbounded: nothing would be reused, or the buffer could not be
+//!   named.)
+//! - An unbounded protocol allocates for its messages (a packet each), so a sender may run
 //!   ahead of its receiver by any number of messages.
 //!
 //! The API is the same either way; the generated module's docs say which layout a protocol
