@@ -323,8 +323,21 @@ fn rendering_at_the_end_and_over_crlf() {
 fn no_runtime_format_widths_in_the_compiler() {
     let src = std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("src");
     let mut offenders = Vec::new();
-    for entry in std::fs::read_dir(&src).unwrap() {
-        let path = entry.unwrap().path();
+    // Every file under src, subdirectories (`diagram/`) included.
+    let mut dirs = vec![src];
+    let mut files = Vec::new();
+    while let Some(dir) = dirs.pop() {
+        for entry in std::fs::read_dir(&dir).unwrap() {
+            let path = entry.unwrap().path();
+            if path.is_dir() {
+                dirs.push(path);
+            } else {
+                files.push(path);
+            }
+        }
+    }
+    assert!(files.iter().any(|f| f.ends_with("diagram/svg.rs")));
+    for path in files {
         let text = std::fs::read_to_string(&path).unwrap();
         for (i, line) in text.lines().enumerate() {
             let code = line.split("//").next().unwrap_or("");
