@@ -1,6 +1,6 @@
 #![doc = include_str!("../README.md")]
 //!
-//! ## Where to find what
+//! ## API map
 //!
 //! - [`language`]: the reference of the protocol language that [`proto!`] reads, and what
 //!   each part of a protocol generates.
