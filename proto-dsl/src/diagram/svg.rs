@@ -103,7 +103,10 @@ enum Route {
 #[derive(Debug)]
 struct Edge {
     from: usize,
+    /// `client: Message(Types)` in full.
     text: String,
+    /// What the label shows: the text, cut short if it is long.
+    shown: String,
     /// Sent by the server: drawn dashed.
     server: bool,
     route: Route,
@@ -271,13 +274,15 @@ impl Layout {
                         }
                     };
                     let text = format!("{who}: {}", message_text(message));
+                    let shown = shorten(&text);
                     let mut label =
-                        Item::new(Kind::Label(edges.len()), text_width(&text) + 12.0, LABEL_H);
+                        Item::new(Kind::Label(edges.len()), text_width(&shown) + 12.0, LABEL_H);
                     label.want = item.cx();
                     labels.push(label);
                     edges.push(Edge {
                         from: u,
                         text,
+                        shown,
                         server: who == "server",
                         route,
                         lane: 0,
@@ -547,6 +552,8 @@ impl Layout {
                     );
                 }
                 Kind::Label(e) => {
+                    // The full text as a tooltip: the label may be cut short.
+                    let _ = writeln!(out, "<g><title>{}</title>", escape(&self.edges[e].text));
                     let _ = writeln!(
                         out,
                         "<rect x=\"{:.1}\" y=\"{:.1}\" width=\"{:.1}\" height=\"{:.1}\" rx=\"3\" \
@@ -559,8 +566,9 @@ impl Layout {
                          dominant-baseline=\"central\" fill=\"currentColor\">{}</text>",
                         item.cx(),
                         item.y + item.h / 2.0,
-                        escape(&self.edges[e].text)
+                        escape(&self.edges[e].shown)
                     );
+                    out.push_str("</g>\n");
                 }
                 Kind::End(_) => {
                     let (cx, cy) = (item.cx(), item.y + item.h / 2.0);
@@ -580,6 +588,20 @@ impl Layout {
         out.push_str("</svg>");
         out
     }
+}
+
+/// The longest label drawn, in characters: the table above the picture in the module docs has
+/// every payload type in full, and one long type would otherwise stretch the whole picture.
+const LABEL_CHARS: usize = 40;
+
+/// `text`, cut to [`LABEL_CHARS`] with an ellipsis if longer.
+fn shorten(text: &str) -> String {
+    if text.chars().count() <= LABEL_CHARS {
+        return text.to_string();
+    }
+    let mut short: String = text.chars().take(LABEL_CHARS - 1).collect();
+    short.push('…');
+    short
 }
 
 fn edges_route(edges: &[Edge], e: usize) -> Route {
@@ -718,6 +740,24 @@ mod tests {
             ),
             "{text}"
         );
+    }
+
+    #[test]
+    fn long_labels_are_cut_and_keep_their_full_text_as_a_tooltip() {
+        let long = "std::collections::HashMap<String, Vec<(u64, u64)>>";
+        let p = protocol(&format!("p {{ S: send {{ M({long}) -> ! }} }}"));
+        let text = svg(&p);
+        let full = format!("client: M({long})");
+        assert!(
+            text.contains(&format!("<title>{}</title>", escape(&full))),
+            "{text}"
+        );
+        let shown: String = full.chars().take(LABEL_CHARS - 1).collect();
+        assert!(
+            text.contains(&format!(">{}…</text>", escape(&shown))),
+            "{text}"
+        );
+        assert_eq!(shorten("client: M"), "client: M");
     }
 
     #[test]
