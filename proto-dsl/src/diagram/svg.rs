@@ -19,6 +19,8 @@
 //!
 //! Text is monospace, so its width is known without measuring: boxes fit their text.
 
+use std::collections::HashMap;
+use std::collections::hash_map::Entry;
 use std::fmt::Write as _;
 
 use crate::ast::{Next, Protocol};
@@ -56,7 +58,7 @@ struct Item {
     y: f64,
 }
 
-#[derive(Debug, Clone, PartialEq)]
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
 enum Kind {
     /// A state, by index.
     State(usize),
@@ -125,6 +127,8 @@ pub(super) struct Layout {
     edges: Vec<Edge>,
     /// Whether the start state reaches each state.
     reachable: Vec<bool>,
+    /// Where each item is: row, and index in the row.
+    places: HashMap<Kind, (usize, usize)>,
     lanes_x: f64,
     width: f64,
     height: f64,
@@ -206,7 +210,7 @@ impl Layout {
     pub(super) fn new(protocol: &Protocol) -> Layout {
         let index = protocol.state_map();
         let (layer, state_rows, reachable) = layers(protocol);
-        let mut edges = Vec::new();
+        let mut edges: Vec<Edge> = Vec::new();
         // Rows: state row r at 2r, its label row at 2r + 1.
         let mut rows: Vec<Vec<Item>> = Vec::new();
         let mut r = 0;
@@ -214,39 +218,38 @@ impl Layout {
             // The state row: states reached from the row above in the order their labels
             // come, end marks among them, then states first reached otherwise.
             let mut states: Vec<Item> = Vec::new();
+            // Each state's place in `states`, and per item the labels leading to it (the sum
+            // of their centres, and how many): a state reached by several wants their middle.
+            let mut placed: HashMap<usize, usize> = HashMap::new();
+            let mut wants: Vec<(f64, usize)> = Vec::new();
             if let Some(labels) = rows.last() {
                 for label in labels {
                     let Kind::Label(e) = label.kind else { continue };
-                    match edges_route(&edges, e) {
-                        Route::Down(v) if !states.iter().any(|s| s.kind == Kind::State(v)) => {
-                            states.push(state_item(protocol, v, label.cx()));
-                        }
+                    let at = match edges[e].route {
+                        Route::Down(v) => *placed.entry(v).or_insert_with(|| {
+                            states.push(state_item(protocol, v));
+                            wants.push((0.0, 0));
+                            states.len() - 1
+                        }),
                         Route::End => {
-                            let mut end = Item::new(Kind::End(e), 2.0 * END_R, 2.0 * END_R);
-                            end.want = label.cx();
-                            states.push(end);
+                            states.push(Item::new(Kind::End(e), 2.0 * END_R, 2.0 * END_R));
+                            wants.push((0.0, 0));
+                            states.len() - 1
                         }
-                        _ => {}
-                    }
+                        Route::Lane(_) => continue,
+                    };
+                    wants[at].0 += label.cx();
+                    wants[at].1 += 1;
                 }
-                // A state reached by several labels wants the middle of them.
-                for item in &mut states {
-                    if let Kind::State(v) = item.kind {
-                        let xs: Vec<f64> = labels
-                            .iter()
-                            .filter(|l| {
-                                matches!(l.kind, Kind::Label(e) if edges_route(&edges, e) == Route::Down(v))
-                            })
-                            .map(Item::cx)
-                            .collect();
-                        item.want = xs.iter().sum::<f64>() / xs.len() as f64;
-                    }
-                }
+            }
+            for (item, &(sum, count)) in states.iter_mut().zip(&wants) {
+                item.want = sum / count as f64;
             }
             if let Some(row) = state_rows.get(r) {
                 for &v in row {
-                    if !states.iter().any(|s| s.kind == Kind::State(v)) {
-                        states.push(state_item(protocol, v, 0.0));
+                    if let Entry::Vacant(entry) = placed.entry(v) {
+                        entry.insert(states.len());
+                        states.push(state_item(protocol, v));
                     }
                 }
             }
@@ -320,11 +323,17 @@ impl Layout {
             rows,
             edges,
             reachable,
+            places: HashMap::new(),
             lanes_x: 0.0,
             width: 0.0,
             height: 0.0,
         };
         layout.place_vertically();
+        for (r, row) in layout.rows.iter().enumerate() {
+            for (at, item) in row.iter().enumerate() {
+                layout.places.insert(item.kind, (r, at));
+            }
+        }
         layout
     }
 
@@ -332,13 +341,16 @@ impl Layout {
     fn place_vertically(&mut self) {
         // Turns per band: band b lies above state row b (b >= 1) and holds the exits of
         // routed messages from label row b - 1, then the entries into state row b.
-        let state_row_of = |rows: &Vec<Vec<Item>>, v: usize| {
-            (0..rows.len())
-                .step_by(2)
-                .find(|&r| rows[r].iter().any(|i| i.kind == Kind::State(v)))
-                .map(|r| r / 2)
-                .expect("every state is in a row")
-        };
+        let mut state_row: HashMap<usize, usize> = HashMap::new();
+        for (r, row) in self.rows.iter().enumerate().step_by(2) {
+            for item in row {
+                if let Kind::State(v) = item.kind {
+                    state_row.insert(v, r / 2);
+                }
+            }
+        }
+        // Routed messages into each state so far.
+        let mut into_state: HashMap<usize, usize> = HashMap::new();
         let bands = self.rows.len() / 2 + 1;
         let mut exits: Vec<Vec<usize>> = vec![Vec::new(); bands];
         let mut entries: Vec<Vec<usize>> = vec![Vec::new(); bands];
@@ -350,12 +362,10 @@ impl Layout {
                     self.edges[e].lane = lanes;
                     lanes += 1;
                     exits[label_row / 2 + 1].push(e);
-                    let into = state_row_of(&self.rows, v);
-                    self.edges[e].entry_slot = entries[into]
-                        .iter()
-                        .filter(|&&other| self.edges[other].route == Route::Lane(v))
-                        .count();
-                    entries[into].push(e);
+                    let slot = into_state.entry(v).or_insert(0);
+                    self.edges[e].entry_slot = *slot;
+                    *slot += 1;
+                    entries[state_row[&v]].push(e);
                 }
             }
         }
@@ -413,11 +423,8 @@ impl Layout {
     }
 
     fn find(&self, kind: &Kind) -> &Item {
-        self.rows
-            .iter()
-            .flatten()
-            .find(|item| item.kind == *kind)
-            .expect("every item is in a row")
+        let (row, at) = self.places[kind];
+        &self.rows[row][at]
     }
 
     /// Every box, for checks that none overlap.
@@ -604,19 +611,13 @@ fn shorten(text: &str) -> String {
     short
 }
 
-fn edges_route(edges: &[Edge], e: usize) -> Route {
-    edges[e].route
-}
-
-fn state_item(protocol: &Protocol, v: usize, want: f64) -> Item {
+fn state_item(protocol: &Protocol, v: usize) -> Item {
     let text = state_text(protocol, v);
-    let mut item = Item::new(
+    Item::new(
         Kind::State(v),
         text_width(&text) * 13.0 / 12.0 + 24.0,
         STATE_H,
-    );
-    item.want = want;
-    item
+    )
 }
 
 /// A vertical S-curve from one point down to another.
