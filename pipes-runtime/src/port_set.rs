@@ -24,6 +24,16 @@
 //! # for handle in handles { handle.join().unwrap(); }
 //! ```
 //!
+//! # When to use a port set
+//!
+//! - Fan-in: many producers, one consumer, messages of one type, no order needed across
+//!   producers. Each producer gets its own chan (`set.chan()`), so sends never contend.
+//! - A dynamic set of streams: ports join with [`PortSet::add`] and leave when their chans
+//!   are dropped and drained.
+//! - If messages from different producers must arrive in the order they were sent, use a
+//!   [`SharedChan`](crate::SharedChan); to wait on a few endpoints of different types or
+//!   protocols, use [select](mod@crate::select) (a set can be one of them).
+//!
 //! # Order and fairness
 //!
 //! Messages from one chan arrive in the order they were sent; the order across chans is not
