@@ -261,14 +261,15 @@
 //! stepping to itself).
 //!
 //! - A bounded protocol's session lives in one buffer that `init()` allocates, with a slot per
-//!   state, reused every time round: messages allocate nothing. (A protocol with a single
-//!   state that has messages, such as a oneshot, or whose states take different generic
-//!   parameters, is sent as if unbounded: nothing would be reused, or the buffer could not be
-//!   named.)
-//! - An unbounded protocol allocates for its messages (a packet each), so a sender may run
-//!   ahead of its receiver by any number of messages.
+//!   state that has messages, reused every time round: messages allocate nothing.
+//! - An unbounded protocol's session is two lanes (queues of message slots) that `init()`
+//!   allocates, one per direction, so a sender may run ahead of its receiver by any number of
+//!   messages; messages allocate nothing while the receiver keeps up.
+//! - Each message travels in a packet of its own instead when the states do not all declare
+//!   the same list of generic parameters (one session type could not name them), and when a
+//!   bounded protocol has a single state with messages (a oneshot: a session is used once).
 //!
-//! The API is the same either way; the generated module's docs say which layout a protocol
+//! The API is the same whatever the layout; the generated module's docs say which layout a protocol
 //! got. `pipes-proto explain FILE` prints the liveness of a `*.pipes` file.
 //!
 //! ```
