@@ -287,3 +287,17 @@ pub mod __private {
         unreachable!("pipes: a packet handed back a message that was never sent into it")
     }
 }
+
+#[cfg(test)]
+mod tests {
+    /// `Selectable` is sealed: this compiles only while the crate-private `Sealed` is its
+    /// supertrait (without it, only the hidden method would keep other crates out).
+    #[test]
+    fn selectable_is_sealed() {
+        fn needs_seal<T: ?Sized + crate::select::sealed::Sealed>() {}
+        fn selectable<T: ?Sized + crate::select::Selectable>() {
+            needs_seal::<T>()
+        }
+        selectable::<dyn crate::select::Selectable>();
+    }
+}
