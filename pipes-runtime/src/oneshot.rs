@@ -26,7 +26,8 @@
 //!   chan is dropped without sending.
 //! - [`PortOne::try_recv`], [`PortOne::recv_timeout`] and [`PortOne::recv_deadline`] hand the
 //!   port back in the error when nothing arrived, to try again later.
-//! - [`PortOne::recv_async`] is a future for any executor. Dropping it drops the port, so the
+//! - [`PortOne::recv_async`] is a [`RecvFuture`] for any executor. Its
+//!   [`cancel`](RecvFuture::cancel) hands the port back; dropping it drops the port, so the
 //!   chan's send hands its message back.
 //! - A [`PortOne`] is a [`Recv`] endpoint, so [`select2`](crate::select2),
 //!   [`select`](fn@crate::select) and `select!` wait on it beside other endpoints.
