@@ -185,6 +185,11 @@
 //! parameters it declares itself: a parameter of another state named in this state's payloads
 //! or arguments is an error that says to declare it here too.
 //!
+//! The 2012 language wrote bounds as *kinds*; the two with a meaning today are accepted in
+//! lower case: `send` means `Send` and `copy` means `Copy`, so the seed's
+//! `Stream:send<T:send> { .. }` compiles. `owned` and `const` changed meaning over time, so
+//! they are errors that name today's choices (`'static` or `Send`; `Sync`).
+//!
 //! ```
 //! pipes::proto! {
 //!     pub stream_of {
@@ -204,6 +209,20 @@
 //!     server = next;
 //! }
 //! assert_eq!(items, ["a", "b"]);
+//! ```
+//!
+//! ```
+//! // The seed's spelling: `send` as a bound is `Send`.
+//! pipes::proto! {
+//!     pub streamp {
+//!         Stream:send<T:send> { Send(T) -> Stream<T> }
+//!     }
+//! }
+//!
+//! fn needs_send<T: Send>(_: T) {}
+//! let (server, client) = streamp::init::<u8>();
+//! needs_send(client.send(1).unwrap());
+//! # drop(server);
 //! ```
 //!
 //! # Doc comments and attributes
