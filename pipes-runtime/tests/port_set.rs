@@ -514,3 +514,26 @@ fn a_blocked_recv_and_a_pending_receive_are_both_woken() {
         Poll::Ready(Ok(14))
     ));
 }
+
+/// An async select over the set stays pending while a receive through the set takes the
+/// message that woke it: the port it came from is then being served, neither watched nor
+/// queued, so no sender announces it. The select's next poll must look at the set (watching
+/// that port) before it waits again, or the next message on that port never wakes it.
+#[test]
+fn an_async_select_re_polled_after_a_receive_through_the_set_is_woken_by_the_next_message() {
+    let set = PortSet::new();
+    let chan = set.chan();
+    let (count, waker) = counting();
+    let endpoints: [&dyn Selectable; 1] = [&set];
+    let mut select = selecti_async(&endpoints);
+    assert!(poll_once(&mut select, &waker).is_pending());
+    chan.send(1u32).unwrap();
+    assert_eq!(wakes(&count), 1);
+    assert_eq!(set.try_recv().unwrap(), 1);
+    assert!(poll_once(&mut select, &waker).is_pending());
+    chan.send(2).unwrap();
+    assert_eq!(wakes(&count), 2, "the next message wakes the select");
+    assert_eq!(poll_once(&mut select, &waker), Poll::Ready(0));
+    drop(select);
+    assert_eq!(set.try_recv().unwrap(), 2);
+}
