@@ -120,8 +120,9 @@ pub use error::{RecvError, RecvTimeoutError, SendError, TryRecvError};
 pub use oneshot::{ChanOne, PortOne, oneshot};
 pub use port_set::{PortSet, PortSetIter, PortSetRecv};
 pub use select::{
-    Either, Select2Future, Selectable, Selected, Selected2, SelectiFuture, select, select_timeout,
-    select2, select2_async, select2_timeout, selecti, selecti_async, selecti_timeout,
+    Either, Select2Future, SelectList, Selectable, Selected, Selected2, SelectiFuture, select,
+    select_timeout, select2, select2_async, select2_timeout, selecti, selecti_async,
+    selecti_timeout,
 };
 pub use shared::SharedChan;
 pub use spin::set_spin_limit;
@@ -202,10 +203,13 @@ macro_rules! select {
 
 /// [`select!`] for async code: the same arms, but it waits with [`selecti_async`]`(..).await`,
 /// so it is used inside an `async` block or function, on any executor. There is no
-/// `timeout(..)` arm (the runtime has no timer: race it against your executor's). While it
-/// waits it borrows the endpoints as `&dyn Selectable`, which are not `Send`: an async block
-/// holding a pending `select_async!` is not `Send` either. Dropping the waiting future loses
-/// nothing: the endpoints stay yours until an arm runs.
+/// `timeout(..)` arm (the runtime has no timer: race it against your executor's).
+///
+/// While it waits it borrows each endpoint exclusively (`&mut`), so the endpoints must be
+/// mutable places (`let mut`, `mut` parameters), and the waiting future is `Send` when the
+/// endpoints are: an async block holding a pending `select_async!` runs in `tokio::spawn` on
+/// a multi-threaded runtime. (A shared borrow could not be `Send`: endpoints are not `Sync`.)
+/// Dropping the waiting future loses nothing: the endpoints stay yours until an arm runs.
 ///
 /// ```
 /// pipes_runtime::proto! {
@@ -213,7 +217,7 @@ macro_rules! select {
 /// }
 /// use hello::Start::{Bye, Hello};
 ///
-/// async fn listen(quiet: hello::server::Start, loud: hello::server::Start) -> String {
+/// async fn listen(mut quiet: hello::server::Start, mut loud: hello::server::Start) -> String {
 ///     pipes_runtime::select_async! {
 ///         quiet => {
 ///             Hello(text) -> ! { text },
@@ -267,6 +271,12 @@ pub mod __private {
     pub use core::result::Result::{self, Err, Ok};
     pub use core::time::Duration;
     pub use proto_macro::{proto_impl, select_impl};
+
+    /// `select_async!`'s borrow of one endpoint, checked where the user wrote it.
+    #[inline]
+    pub fn selectable<E: crate::Selectable>(endpoint: &mut E) -> &mut E {
+        endpoint
+    }
 
     /// A packet handed back a message its sender did not send: impossible, since each packet
     /// carries one message from one sender.
