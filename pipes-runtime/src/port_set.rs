@@ -43,9 +43,10 @@
 //! # Who waits
 //!
 //! Only the set's own thread receives (the set is not `Sync`), but several waits can be under
-//! way there at once: pending [`PortSet::recv_async`] futures of several tasks (or two joined
-//! in one task), a pending async select over the set, a pending future forgotten with
-//! `mem::forget`, and beside them a thread blocked in `recv` or a select. Each registers an
+//! way there at once: pending async selects over `&set` (of several tasks, or two joined in
+//! one task), a pending future forgotten with `mem::forget` (a [`PortSet::recv_async`] too:
+//! it borrows the set exclusively only while it lives), and beside them a thread blocked in
+//! `recv` or a select, or one `recv_async` future. Each registers an
 //! entry of its own with the ready list (a *sleeper*), the push that ends the set's sleep wakes
 //! all of them, and each takes back only its own entry, so no waiter's leaving can end another's
 //! wait; the ready list's docs give the protocol and why no wake is lost.
@@ -251,15 +252,19 @@ impl<T> PortSet<T> {
 
     /// A future of the next message from any port, for any executor; resolves as `recv`
     /// returns. Cancel-safe: dropping it before it resolves loses nothing, and the ports stay
-    /// in the set. It borrows the set, which is not `Sync`, so it is not `Send`: own the set
-    /// inside the task to receive on a multi-threaded executor (or share it between tasks on
-    /// one thread, as an `Rc<PortSet>`).
+    /// in the set: a message that arrived meanwhile is the next one received.
     ///
-    /// Any number may be pending on one set at once, beside a blocked [`PortSet::recv`] or a
-    /// select: a message wakes every one of them, and those that find it taken wait again. A
-    /// pending future forgotten with `mem::forget` leaves its registration behind, which the
-    /// next message wakes once and drops.
-    pub fn recv_async(&self) -> PortSetRecv<'_, T> {
+    /// It borrows the set mutably, as [`Port::recv_async`] borrows its port, and so it is
+    /// `Send` when `T` is: `tokio::spawn(async move { set.recv_async().await })` runs on a
+    /// multi-threaded executor. The set is not `Sync` (one thread serves its ports), so a
+    /// future holding `&PortSet` could never be `Send`; the exclusive borrow is what says
+    /// nothing else receives from the set, adds to it or selects on it while the future lives.
+    ///
+    /// Other waits may still be registered with the set beside this one: async selects over
+    /// `&set` left pending before, and a future forgotten with `mem::forget`, whose
+    /// registration the next message wakes once and drops. A message wakes every one of them,
+    /// and each takes back only its own registration.
+    pub fn recv_async(&mut self) -> PortSetRecv<'_, T> {
         PortSetRecv {
             set: self,
             waiter: None,
@@ -357,9 +362,13 @@ impl<T> PortSet<T> {
 /// The future of [`PortSet::recv_async`]: serves the set's ready list as `recv` does, and where
 /// `recv` would park it registers the task's waker with the set, beside any other waiter's, so
 /// the sender that queues a port wakes the task. O(1) per message, as `recv`.
+///
+/// `Send` when `T` is: it holds the set's exclusive borrow (see [`PortSet::recv_async`]).
 #[must_use = "a future does nothing unless polled"]
 pub struct PortSetRecv<'a, T> {
-    set: &'a PortSet<T>,
+    /// Exclusive, so that this future is the set's one user while it lives, whatever thread
+    /// polls it (`&mut PortSet<T>` is `Send` when `PortSet<T>` is, `&PortSet<T>` never).
+    set: &'a mut PortSet<T>,
     /// The task waiter this future registered with the set's ready list, while it may still be
     /// there; its address is the registration's identity.
     waiter: Option<Arc<Waiter>>,
@@ -585,13 +594,24 @@ mod tests {
         Pin::new(future).poll(&mut cx).is_pending()
     }
 
+    /// Async selects over `&set`: the one form of several async waits pending on one set at
+    /// once (a pending `recv_async` borrows the set exclusively).
+    fn select(set: &PortSet<u8>) -> crate::select::SelectiFuture<[&dyn Selectable; 1]> {
+        crate::select::selecti_async([set as &dyn Selectable])
+    }
+
     #[test]
     fn futures_polled_and_dropped_in_a_loop_leave_no_entry_and_the_set_idle() {
-        let set = PortSet::<u8>::new();
+        let mut set = PortSet::<u8>::new();
         let _chan = set.chan();
         for _ in 0..size(1000, 20) {
-            let mut one = set.recv_async();
-            let mut two = set.recv_async();
+            let mut receive = set.recv_async();
+            assert!(pending(&mut receive));
+            assert_eq!(sleepers(receive.set), 1);
+            drop(receive);
+            assert_eq!((sleepers(&set), word(&set)), (0, IDLE));
+            let mut one = select(&set);
+            let mut two = select(&set);
             assert!(pending(&mut one) && pending(&mut two));
             assert_eq!(sleepers(&set), 2);
             drop(one);
@@ -604,14 +624,19 @@ mod tests {
 
     #[test]
     fn a_push_takes_the_entries_of_forgotten_futures() {
-        let set = PortSet::new();
+        let mut set = PortSet::new();
         let chan = set.chan();
-        // Forgotten: `ManuallyDrop` until the end rather than `mem::forget` only so that Miri's
-        // leak check stays quiet.
-        let mut forgotten: Vec<_> = (0..3)
-            .map(|_| ManuallyDrop::new(set.recv_async()))
-            .collect();
-        for future in &mut forgotten {
+        // A forgotten receive: its exclusive borrow ends with `mem::forget`, its registration
+        // stays. Boxed and kept out of sight rather than forgotten only so that Miri's leak
+        // check stays quiet: it is never touched again (its borrow of the set is stale).
+        let mut receive = Box::new(set.recv_async());
+        assert!(pending(&mut *receive));
+        // A pointer to `()`, so that no borrow of the set is kept alive through its type.
+        let forgotten = Box::into_raw(receive).cast::<()>();
+        // Forgotten selects beside it: `ManuallyDrop` until the end rather than
+        // `mem::forget`, for the same reason.
+        let mut selects: Vec<_> = (0..2).map(|_| ManuallyDrop::new(select(&set))).collect();
+        for future in &mut selects {
             assert!(pending(&mut **future));
         }
         assert_eq!(sleepers(&set), 3, "each left its entry");
@@ -619,9 +644,18 @@ mod tests {
         assert_eq!(sleepers(&set), 0, "woken once and dropped");
         assert_eq!(set.try_recv().unwrap(), 1);
         assert_eq!(word(&set), IDLE);
-        for future in &mut forgotten {
+        for future in &mut selects {
             // SAFETY: each is dropped once, here, and not used again.
             unsafe { ManuallyDrop::drop(future) };
+        }
+        // The forgotten receive's own reference to its waiter, freed without touching the
+        // future (whose borrow of the set is stale): only its waiter field is read.
+        // SAFETY: `forgotten` came from `Box::into_raw` above and is not used again; the
+        // box's memory is freed without running the future's drop (the `ManuallyDrop`), and
+        // its waiter is taken out by value, reading nothing through the stale borrow.
+        unsafe {
+            let forgotten = Box::from_raw(forgotten.cast::<ManuallyDrop<PortSetRecv<'_, u8>>>());
+            drop(std::ptr::read(&forgotten.waiter));
         }
     }
 
@@ -629,7 +663,7 @@ mod tests {
     fn a_thread_timing_out_takes_back_only_its_own_entry() {
         let set = PortSet::<u8>::new();
         let _chan = set.chan();
-        let mut waiting = set.recv_async();
+        let mut waiting = select(&set);
         assert!(pending(&mut waiting));
         assert!(set.recv_timeout(Duration::from_millis(1)).is_err());
         assert_eq!(sleepers(&set), 1);

@@ -214,11 +214,16 @@ impl<T> Port<T> {
     /// A future of the next message, for any executor; resolves as `recv` returns.
     ///
     /// Cancel-safe: dropping it before it resolves loses nothing, and the port stays open: a
-    /// message that arrived meanwhile is the next one received. Receives through the port
-    /// itself while it is pending work as ever (the future then waits for the message after).
-    /// The future borrows the port, which is not `Sync`, so it is not `Send`: to receive on a
-    /// multi-threaded executor, own the port inside the task.
-    pub fn recv_async(&self) -> PortRecv<'_, T> {
+    /// message that arrived meanwhile is the next one received, by this port's next receive.
+    /// A future that is merely created (never polled) touches nothing.
+    ///
+    /// It borrows the port mutably, as `tokio::sync::mpsc::Receiver::recv` does, and so it is
+    /// `Send` when `T` is: `tokio::spawn(async move { port.recv_async().await })` runs on a
+    /// multi-threaded executor, the task's future moving between threads with the port in it.
+    /// A shared borrow could not give that: a port is single-consumer, so it is not `Sync`
+    /// (two threads receiving at once would race on its lane), and `&Port` is therefore not
+    /// `Send`. The exclusive borrow is what says no other receive runs while the future lives.
+    pub fn recv_async(&mut self) -> PortRecv<'_, T> {
         PortRecv {
             port: self,
             watch: None,
@@ -308,10 +313,13 @@ impl<T> Drop for Port<T> {
     }
 }
 
-/// The future of [`Port::recv_async`].
+/// The future of [`Port::recv_async`]. `Send` when `T` is: it holds the port's exclusive
+/// borrow and the task's waiter (see [`Port::recv_async`]).
 #[must_use = "a future does nothing unless polled"]
 pub struct PortRecv<'a, T> {
-    port: &'a Port<T>,
+    /// Exclusive, so that this future is the port's one receiver while it lives, whatever
+    /// thread polls it (`&mut Port<T>` is `Send` when `Port<T>` is, `&Port<T>` never).
+    port: &'a mut Port<T>,
     /// The task's waiter, left in the lane's word or with the queue while pending.
     watch: Option<Arc<Waiter>>,
 }

@@ -586,7 +586,7 @@ fn async_recv_of_a_bounded_protocol_round_trip() {
 #[test]
 fn stream_async_recv_dropped_mid_wait_keeps_the_port_while_the_chan_sends() {
     loom::model(|| {
-        let (port, chan) = stream();
+        let (mut port, chan) = stream();
         let sender = thread::spawn(move || chan.send(7u8).unwrap());
         let mut future = port.recv_async();
         let first = match poll_once(&mut future) {
@@ -606,7 +606,7 @@ fn stream_async_recv_dropped_mid_wait_keeps_the_port_while_the_chan_sends() {
 #[test]
 fn port_set_async_recv_sleeps_racing_a_send_and_the_hang_up() {
     loom::model(|| {
-        let set = PortSet::new();
+        let mut set = PortSet::new();
         let chan = set.chan();
         let sender = thread::spawn(move || {
             chan.send(4u8).unwrap();
@@ -661,9 +661,15 @@ fn wait_woken<F: std::future::Future + Unpin>(
     }
 }
 
+/// An async select over `&set` alone: how several tasks wait on one set at once (a pending
+/// `recv_async` borrows the set exclusively, so nothing else can wait beside it but what was
+/// forgotten). It registers with the set as a receive does.
+fn waiting_on(set: &PortSet<u8>) -> pipes_runtime::SelectiFuture<[&dyn Selectable; 1]> {
+    selecti_async([set as &dyn Selectable])
+}
+
 /// Two tasks wait on one set while its chan sends: one of them (polled with a do-nothing
-/// waker) takes the message or gives up, and if it gave up, the other is still woken for the
-/// message.
+/// waker) sees the message or gives up, and if it gave up, the other is still woken for it.
 ///
 /// These models do not join their senders (loom runs every thread to its end anyway): a
 /// sender wakes the set's sleepers after its exchange, so its unpark can reach the main thread
@@ -680,24 +686,18 @@ fn port_set_two_async_waiters_one_gives_up_while_the_chan_sends() {
             chan
         });
         let waker = thread_waker();
-        let mut kept = set.recv_async();
-        if let std::task::Poll::Ready(received) = poll_once_with(&mut kept, &waker) {
-            assert_eq!(received.unwrap(), 1);
-            return;
-        }
-        // Resolves with the message, or leaves pending: either way it takes back its entry.
-        let mut other = set.recv_async();
-        let other_received = match poll_once(&mut other) {
-            std::task::Poll::Ready(received) => {
-                assert_eq!(received.unwrap(), 1);
-                true
+        let mut kept = waiting_on(&set);
+        if poll_once_with(&mut kept, &waker).is_pending() {
+            // Sees the message, or leaves pending: either way it takes back its entry.
+            let mut other = waiting_on(&set);
+            let other_saw = poll_once(&mut other).is_ready();
+            drop(other);
+            if !other_saw {
+                assert_eq!(wait_woken(&mut kept, &waker), 0);
             }
-            std::task::Poll::Pending => false,
-        };
-        drop(other);
-        if !other_received {
-            assert_eq!(wait_woken(&mut kept, &waker).unwrap(), 1);
         }
+        drop(kept);
+        assert_eq!(set.try_recv().unwrap(), 1);
     });
 }
 
@@ -710,19 +710,21 @@ fn port_set_add_of_a_port_races_its_send_while_a_task_waits() {
         let _quiet = set.chan();
         let (port, chan) = stream();
         let waker = thread_waker();
-        let mut receive = set.recv_async();
-        assert!(poll_once_with(&mut receive, &waker).is_pending());
+        let mut waiting = waiting_on(&set);
+        assert!(poll_once_with(&mut waiting, &waker).is_pending());
         // The chan comes back in the handle: it hangs up only once the model is done with the set.
         let _sender = thread::spawn(move || {
             chan.send(2u8).unwrap();
             chan
         });
         set.add(port);
-        assert_eq!(wait_woken(&mut receive, &waker).unwrap(), 2);
+        assert_eq!(wait_woken(&mut waiting, &waker), 0);
+        drop(waiting);
+        assert_eq!(set.try_recv().unwrap(), 2);
     });
 }
 
-/// A thread's timed receive, then a blocking one, while a task's receive on the same set stays
+/// A thread's timed receive, then a blocking one, while a task's wait on the same set stays
 /// registered: the thread parks beside the task (it neither spins on the task's sleep nor takes
 /// it over) and the send wakes it.
 #[test]
@@ -730,8 +732,8 @@ fn port_set_recv_timeout_while_a_task_waits_races_a_send() {
     loom::model(|| {
         let set = PortSet::new();
         let chan = set.chan();
-        let mut receive = set.recv_async();
-        assert!(poll_once(&mut receive).is_pending());
+        let mut waiting = waiting_on(&set);
+        assert!(poll_once(&mut waiting).is_pending());
         // The chan comes back in the handle: it hangs up only once the model is done with the set.
         let _sender = thread::spawn(move || {
             chan.send(3u8).unwrap();
@@ -742,11 +744,11 @@ fn port_set_recv_timeout_while_a_task_waits_races_a_send() {
             Err(RecvTimeoutError::Timeout(())) => assert_eq!(set.recv().unwrap(), 3),
             Err(RecvTimeoutError::Disconnected(_)) => panic!("the chan sent first"),
         }
-        drop(receive);
+        drop(waiting);
     });
 }
 
-/// A thread's select over a set while a task's receive on the same set stays registered: the
+/// A thread's select over a set while a task's wait on the same set stays registered: the
 /// select registers beside the task, and the send wakes it; taking its entry back leaves the
 /// task's.
 #[test]
@@ -754,8 +756,8 @@ fn port_set_select_while_a_task_waits_races_a_send() {
     loom::model(|| {
         let set = PortSet::new();
         let chan = set.chan();
-        let mut receive = set.recv_async();
-        assert!(poll_once(&mut receive).is_pending());
+        let mut waiting = waiting_on(&set);
+        assert!(poll_once(&mut waiting).is_pending());
         // The chan comes back in the handle: it hangs up only once the model is done with the set.
         let _sender = thread::spawn(move || {
             chan.send(5u8).unwrap();
@@ -763,7 +765,7 @@ fn port_set_select_while_a_task_waits_races_a_send() {
         });
         assert_eq!(selecti(&[&set]), 0);
         assert_eq!(set.try_recv().unwrap(), 5);
-        drop(receive);
+        drop(waiting);
     });
 }
 

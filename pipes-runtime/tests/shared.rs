@@ -151,7 +151,7 @@ fn a_shared_chans_port_selects_and_receives_async() {
     use pipes_runtime::{Selectable, selecti, selecti_timeout};
     use std::time::Duration;
 
-    let (port, chan) = stream::<u8>();
+    let (mut port, chan) = stream::<u8>();
     let shared = SharedChan::new(chan);
     let (other, _other_chan) = stream::<u8>();
     assert_eq!(
