@@ -11,7 +11,7 @@ use std::time::Duration;
 mod common;
 
 use common::task::{block_on, counting, poll_once, wakes};
-use pipes_runtime::{Either, Selectable, select2_async, selecti, selecti_async, stream};
+use pipes_runtime::{Either, PortSet, Selectable, select2_async, selecti, selecti_async, stream};
 
 pipes_runtime::proto! {
     pub ticks {
@@ -50,6 +50,43 @@ fn a_forgotten_select_future_leaves_a_watch_that_a_blocking_receive_takes_over()
     }
     sender.join().unwrap();
     assert!(port.recv().is_err(), "the chan is gone");
+}
+
+/// A port's own receive future, polled and forgotten: its exclusive borrow of the port ends,
+/// its watch stays in the lane's word, and the port's next receives (blocking, async, select)
+/// must wait for the messages rather than take that watch for a hang-up.
+#[test]
+fn a_forgotten_port_receive_leaves_a_watch_that_the_next_receives_take_over() {
+    let (mut port, chan) = stream::<[u64; 128]>();
+    let (_count, waker) = counting();
+    let mut receive = port.recv_async();
+    assert!(poll_once(&mut receive, &waker).is_pending());
+    common::forget(receive);
+    let sender = send_later(chan, 3);
+    assert_eq!(port.recv().unwrap(), tick(0));
+    assert_eq!(block_on(port.recv_async()).unwrap(), tick(1));
+    assert_eq!(selecti(&[&port]), 0);
+    assert_eq!(port.try_recv().unwrap(), tick(2));
+    sender.join().unwrap();
+    assert!(port.recv().is_err(), "the chan is gone");
+}
+
+/// The same for a port set's receive future: its entry with the set stays until the next
+/// message wakes it once and drops it, and the set's next receives get every message.
+#[test]
+fn a_forgotten_port_set_receive_leaves_an_entry_the_next_message_drops() {
+    let mut set = PortSet::new();
+    let chan = set.chan();
+    let (count, waker) = counting();
+    let mut receive = set.recv_async();
+    assert!(poll_once(&mut receive, &waker).is_pending());
+    common::forget(receive);
+    let sender = send_later(chan, 2);
+    assert_eq!(block_on(set.recv_async()).unwrap(), tick(0));
+    assert_eq!(set.recv().unwrap(), tick(1));
+    sender.join().unwrap();
+    assert!(set.recv().is_err(), "the chan is gone");
+    assert!(wakes(&count) <= 1, "woken at most once, spuriously");
 }
 
 #[test]
