@@ -3,7 +3,6 @@
 //! future is pending, two futures watching one endpoint. None of these may make a receive free
 //! a packet its sender may still write (these tests run under Miri in CI), hang, or spin.
 
-use std::mem;
 use std::task::Poll;
 use std::thread;
 use std::time::Duration;
@@ -41,7 +40,7 @@ fn a_forgotten_select_future_leaves_a_watch_that_a_blocking_receive_takes_over()
     let endpoints: [&dyn Selectable; 1] = [&port];
     let mut select = selecti_async(&endpoints);
     assert!(poll_once(&mut select, &waker).is_pending());
-    mem::forget(select);
+    common::forget(select);
     // The receive finds the forgotten future's waiter in the word: it must wait for the message,
     // not take the waiter for a hang-up and free the packet the chan is about to write.
     let sender = send_later(chan, 3);
@@ -115,7 +114,7 @@ fn a_receive_with_a_timeout_over_a_forgotten_watch_times_out_and_receives_later(
     let endpoints: [&dyn Selectable; 1] = [&port];
     let mut select = selecti_async(&endpoints);
     assert!(poll_once(&mut select, &waker).is_pending());
-    mem::forget(select);
+    common::forget(select);
     assert!(
         port.recv_timeout(Duration::from_millis(10))
             .unwrap_err()
@@ -135,7 +134,7 @@ fn a_thread_select_over_a_forgotten_watch_waits_for_the_message() {
     let endpoints: [&dyn Selectable; 1] = [&port];
     let mut select = selecti_async(&endpoints);
     assert!(poll_once(&mut select, &waker).is_pending());
-    mem::forget(select);
+    common::forget(select);
     let sender = send_later(chan, 1);
     assert_eq!(selecti(&[&port]), 0);
     assert_eq!(port.try_recv().unwrap(), tick(0));
@@ -150,7 +149,7 @@ fn a_generated_endpoint_received_after_its_select_future_was_forgotten() {
         let endpoints: [&dyn Selectable; 1] = [&server];
         let mut select = selecti_async(&endpoints);
         assert!(poll_once(&mut select, &waker).is_pending());
-        mem::forget(select);
+        common::forget(select);
     }
     let sender = thread::spawn(move || {
         thread::sleep(Duration::from_millis(20));
@@ -171,7 +170,7 @@ fn select2_async_over_borrowed_ports_forgotten_then_received() {
     let (_count, waker) = counting();
     let mut select = select2_async(&a, &b);
     assert!(poll_once(&mut select, &waker).is_pending());
-    mem::forget(select);
+    common::forget(select);
     let sender = send_later(a_chan, 1);
     assert_eq!(a.recv().unwrap(), tick(0));
     sender.join().unwrap();
