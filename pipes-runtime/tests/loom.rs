@@ -769,6 +769,35 @@ fn port_set_select_while_a_task_waits_races_a_send() {
     });
 }
 
+/// A task's async select waits on a set; a receive through the set takes the first message,
+/// which leaves its port being served (neither watched nor queued); the select, polled again,
+/// must look at the set and watch that port before it waits, or the second message, sent
+/// racing all this, never wakes it.
+#[test]
+fn port_set_async_select_re_polled_after_a_receive_through_the_set_races_the_next_send() {
+    loom::model(|| {
+        let set = PortSet::new();
+        let chan = set.chan();
+        let waker = thread_waker();
+        let mut waiting = waiting_on(&set);
+        assert!(poll_once_with(&mut waiting, &waker).is_pending());
+        // The chan comes back in the handle: it hangs up only once the model is done with the set.
+        let _sender = thread::spawn(move || {
+            chan.send(1u8).unwrap();
+            chan.send(2).unwrap();
+            chan
+        });
+        assert_eq!(set.recv().unwrap(), 1);
+        // Polled before waiting: the receive above may have taken the task's wake-up (one
+        // thread is both the task's executor and the receiver here).
+        if poll_once_with(&mut waiting, &waker).is_pending() {
+            assert_eq!(wait_woken(&mut waiting, &waker), 0);
+        }
+        drop(waiting);
+        assert_eq!(set.try_recv().unwrap(), 2);
+    });
+}
+
 /// Polls `future` once with `waker`.
 fn poll_once_with<F: std::future::Future + Unpin>(
     future: &mut F,
