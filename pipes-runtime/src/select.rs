@@ -374,8 +374,11 @@ impl TaskSelect {
 /// What [`selecti_async`] waits on: a list of borrowed endpoints, each a reference (`&E` or
 /// `&mut E`, or a `Box`: anything that dereferences to a [`Selectable`]).
 ///
-/// - a slice or array of them, by reference or by value: `&[&dyn Selectable]` as
-///   [`selecti`] takes, `&mut [&mut (dyn Selectable + Send)]`, `[&mut a, &mut b]` of one type;
+/// - a slice, array or `Vec` of them, by reference or by value: `&[&dyn Selectable]` as
+///   [`selecti`] takes, `&mut [&mut (dyn Selectable + Send)]`, `[&mut a, &mut b]` of one type.
+///   The list is generic, so rustc does not coerce its elements to one type as it does for
+///   [`selecti`]'s parameter: endpoints of different types need a `dyn` type, written once
+///   (`[&a as &dyn Selectable, &b]`, or a `let` with the list's type);
 /// - a list of any types, `(first, (second, (third, ())))`, which is what [`select_async!`]
 ///   builds, one exclusive borrow per endpoint.
 ///
@@ -419,6 +422,19 @@ where
 {
     fn __len(&self) -> usize {
         N
+    }
+
+    fn __target(&self, i: usize) -> Target<'_> {
+        self[i].__select_target()
+    }
+}
+
+impl<R> SelectList for Vec<R>
+where
+    R: Deref<Target: Selectable>,
+{
+    fn __len(&self) -> usize {
+        self.len()
     }
 
     fn __target(&self, i: usize) -> Target<'_> {

@@ -406,6 +406,32 @@ fn selecti_async_over_a_oneshot_and_a_port_set() {
     assert_eq!(set.recv().unwrap(), 5);
 }
 
+/// Every form of list `selecti_async` takes reports the same ready endpoint: a `Vec` and a
+/// slice of shared borrows, an array literal whose first element names the `dyn` type, and
+/// exclusive borrows (as an array of one type, and as `select_async!`'s list of any types).
+#[test]
+fn selecti_async_takes_every_form_of_list() {
+    let (mut quiet, _quiet_chan) = oneshot::<u32>();
+    let (mut port, chan) = stream::<u32>();
+    let (mut other, _other_chan) = stream::<u32>();
+    chan.send(1).unwrap();
+    let shared: Vec<&dyn Selectable> = vec![&quiet, &port];
+    assert_eq!(block_on(selecti_async(&shared)), 1);
+    assert_eq!(block_on(selecti_async(shared)), 1);
+    assert_eq!(
+        block_on(selecti_async(&[&quiet as &dyn Selectable, &port][..])),
+        1
+    );
+    assert_eq!(block_on(selecti_async([&mut other, &mut port])), 1);
+    assert_eq!(
+        block_on(selecti_async((&mut quiet, (&mut other, (&mut port, ()))))),
+        2
+    );
+    let exclusive: &mut [&mut (dyn Selectable + Send)] = &mut [&mut quiet, &mut port];
+    assert_eq!(block_on(selecti_async(exclusive)), 1);
+    assert_eq!(port.try_recv().unwrap(), 1);
+}
+
 #[test]
 fn selecti_async_dropped_mid_wait_loses_nothing() {
     let (port, chan) = stream::<u32>();
