@@ -1,11 +1,14 @@
 //! A port set shared by several tokio tasks on one thread (`Rc<PortSet>` on a `LocalSet`), fed
 //! by threads: every task waiting on the set is a waiter of its own, so each is woken while
-//! messages are queued and each sees the set end.
+//! messages are queued and each sees the set end. A `recv_async` future borrows its set
+//! exclusively (which is what makes it `Send`), so tasks sharing a set wait with an async
+//! select over `&set` and then take a message with `try_recv`.
 
 use std::rc::Rc;
 use std::thread;
 
-use pipes::PortSet;
+use pipes::select::{Selectable, selecti_async};
+use pipes::{PortSet, TryRecvError};
 
 /// Two tasks receive from one set until it ends; between them they get every message once.
 #[test]
@@ -30,10 +33,15 @@ fn two_local_tasks_share_a_port_set() {
             let set = Rc::clone(&set);
             local.spawn_local(async move {
                 let mut got = Vec::new();
-                while let Ok(n) = set.recv_async().await {
-                    got.push(n);
+                loop {
+                    selecti_async([&*set as &dyn Selectable]).await;
+                    match set.try_recv() {
+                        Ok(n) => got.push(n),
+                        // The other task took it.
+                        Err(TryRecvError::Empty(())) => {}
+                        Err(TryRecvError::Disconnected(_)) => break got,
+                    }
                 }
-                got
             })
         })
         .collect();

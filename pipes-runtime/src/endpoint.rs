@@ -33,7 +33,12 @@ pub trait Recv: Sized + sealed::Sealed {
     fn recv_timeout(self, timeout: Duration) -> Result<Self::Message, RecvTimeoutError<Self>>;
 
     /// A future of the message, for any executor; resolves as [`recv`](Recv::recv) returns.
-    fn recv_async(self) -> Self::Future;
+    ///
+    /// Called as `Recv::recv_async(endpoint)`, not as a method: a borrowed [`Port`](crate::Port)
+    /// or [`PortSet`](crate::PortSet) implements `Recv` with a shared borrow, and a method here
+    /// would shadow their own `recv_async(&mut self)`, whose future is `Send`. Endpoints and
+    /// [`PortOne`](crate::PortOne) have `recv_async` as a method of their own.
+    fn recv_async(this: Self) -> Self::Future;
 
     /// What select waits on. Not a public API.
     #[doc(hidden)]
@@ -69,8 +74,8 @@ impl<E: RecvEndpoint> Recv for E {
             .map_err(|error| error.map(E::from_end))
     }
 
-    fn recv_async(self) -> RecvFuture<E> {
-        RecvFuture::new(self)
+    fn recv_async(this: Self) -> RecvFuture<E> {
+        RecvFuture::new(this)
     }
 
     fn __select_target(&self) -> Target<'_> {

@@ -210,10 +210,13 @@ macro_rules! select {
 /// [`select!`] for async code: the same arms, but it waits with
 /// [`selecti_async`](select::selecti_async)`(..).await`,
 /// so it is used inside an `async` block or function, on any executor. There is no
-/// `timeout(..)` arm (the runtime has no timer: race it against your executor's). While it
-/// waits it borrows the endpoints as `&dyn Selectable`, which are not `Send`: an async block
-/// holding a pending `select_async!` is not `Send` either. Dropping the waiting future loses
-/// nothing: the endpoints stay yours until an arm runs.
+/// `timeout(..)` arm (the runtime has no timer: race it against your executor's).
+///
+/// While it waits it borrows each endpoint exclusively (`&mut`), so the endpoints must be
+/// mutable places (`let mut`, `mut` parameters), and the waiting future is `Send` when the
+/// endpoints are: an async block holding a pending `select_async!` runs in `tokio::spawn` on
+/// a multi-threaded runtime. (A shared borrow could not be `Send`: endpoints are not `Sync`.)
+/// Dropping the waiting future loses nothing: the endpoints stay yours until an arm runs.
 ///
 /// ```
 /// pipes_runtime::proto! {
@@ -221,7 +224,7 @@ macro_rules! select {
 /// }
 /// use hello::Start::{Bye, Hello};
 ///
-/// async fn listen(quiet: hello::server::Start, loud: hello::server::Start) -> String {
+/// async fn listen(mut quiet: hello::server::Start, mut loud: hello::server::Start) -> String {
 ///     pipes_runtime::select_async! {
 ///         quiet => {
 ///             Hello(text) -> ! { text },
@@ -279,6 +282,12 @@ pub mod __private {
     pub use core::result::Result::{self, Err, Ok};
     pub use core::time::Duration;
     pub use proto_macro::{MessageDebug, proto_impl, select_impl};
+
+    /// `select_async!`'s borrow of one endpoint, checked where the user wrote it.
+    #[inline]
+    pub fn selectable<E: crate::select::Selectable>(endpoint: &mut E) -> &mut E {
+        endpoint
+    }
 
     /// A packet handed back a message its sender did not send: impossible, since each packet
     /// carries one message from one sender.

@@ -48,9 +48,10 @@
 //! - [`PortSet::recv`] blocks; [`PortSet::try_recv`] never blocks; [`PortSet::recv_timeout`]
 //!   and [`PortSet::recv_deadline`] block for a while; [`PortSet::iter`] (also `for message
 //!   in &set`) blocks for each message.
-//! - [`PortSet::recv_async`] is a [`PortSetRecv`] future for any executor, cancel-safe. Any
-//!   number may be pending at once (several tasks on one thread sharing an `Rc<PortSet>`):
-//!   each message wakes all of them, and those that find it taken wait again.
+//! - [`PortSet::recv_async`] (on `&mut self`) is a [`PortSetRecv`] future for any executor,
+//!   cancel-safe, and `Send` when the messages are. Several tasks on one thread sharing an
+//!   `Rc<PortSet>` wait with an async select over the set
+//!   (`selecti_async([&*set as &dyn Selectable])`), then `try_recv`.
 //! - A set takes part in [select](mod@crate::select) beside other endpoints: `&PortSet` is a
 //!   [`Recv`] endpoint, and a set is ready when a receive would not block.
 //!
@@ -103,17 +104,20 @@
 // Who waits.
 //
 // Only the set's own thread receives (the set is not `Sync`), but several waits can be under
-// way there at once: pending `PortSet::recv_async` futures of several tasks (or two joined
-// in one task), a pending async select over the set, a pending future forgotten with
-// `mem::forget`, and beside them a thread blocked in `recv` or a select. Each registers an
-// entry of its own with the ready list (a *sleeper*), the push that ends the set's sleep wakes
-// all of them, and each takes back only its own entry, so no waiter's leaving can end another's
-// wait; the ready list's docs give the protocol and why no wake is lost.
+// way there at once: pending async selects over `&set` (of several tasks, or two joined in
+// one task), a pending future forgotten with `mem::forget` (a `PortSet::recv_async` too: it
+// borrows the set exclusively only while it lives), and beside them a thread blocked in `recv`
+// or a select, or one `recv_async` future. Each registers an entry of its own with the ready
+// list (a *sleeper*), the push that ends the set's sleep wakes all of them, and each takes back
+// only its own entry, so no waiter's leaving can end another's wait; the ready list's docs give
+// the protocol and why no wake is lost.
 
 use std::cell::RefCell;
 use std::collections::VecDeque;
 use std::fmt;
 use std::future::Future;
+use std::marker::PhantomData;
+use std::ops::Deref;
 use std::pin::Pin;
 use std::task::Context;
 use std::time::{Duration, Instant};
@@ -311,19 +315,20 @@ impl<T> PortSet<T> {
 
     /// A future of the next message from any port, for any executor; resolves as `recv`
     /// returns. Cancel-safe: dropping it before it resolves loses nothing, and the ports stay
-    /// in the set. It borrows the set, which is not `Sync`, so it is not `Send`: own the set
-    /// inside the task to receive on a multi-threaded executor (or share it between tasks on
-    /// one thread, as an `Rc<PortSet>`).
+    /// in the set: a message that arrived meanwhile is the next one received.
     ///
-    /// Any number may be pending on one set at once, beside a blocked [`PortSet::recv`] or a
-    /// select: a message wakes every one of them, and those that find it taken wait again. A
-    /// pending future forgotten with `mem::forget` leaves its registration behind, which the
-    /// next message wakes once and drops.
-    pub fn recv_async(&self) -> PortSetRecv<'_, T> {
-        PortSetRecv {
-            set: self,
-            waiter: None,
-        }
+    /// It borrows the set mutably, as [`Port::recv_async`] borrows its port, and so it is
+    /// `Send` when `T` is: `tokio::spawn(async move { set.recv_async().await })` runs on a
+    /// multi-threaded executor. The set is not `Sync` (one thread serves its ports), so a
+    /// future holding `&PortSet` could never be `Send`; the exclusive borrow is what says
+    /// nothing else receives from the set, adds to it or selects on it while the future lives.
+    ///
+    /// Other waits may still be registered with the set beside this one: async selects over
+    /// `&set` left pending before, and a future forgotten with `mem::forget`, whose
+    /// registration the next message wakes once and drops. A message wakes every one of them,
+    /// and each takes back only its own registration.
+    pub fn recv_async(&mut self) -> PortSetRecv<'_, T> {
+        PortSetRecv::new(self)
     }
 
     /// An iterator over messages that blocks for each and ends when every chan is gone.
@@ -417,15 +422,33 @@ impl<T> PortSet<T> {
 /// The future of [`PortSet::recv_async`]: serves the set's ready list as `recv` does, and where
 /// `recv` would park it registers the task's waker with the set, beside any other waiter's, so
 /// the sender that queues a port wakes the task. O(1) per message, as `recv`.
+///
+/// `Send` when `T` is: it holds the set's exclusive borrow (see [`PortSet::recv_async`]).
 #[must_use = "a future does nothing unless polled"]
-pub struct PortSetRecv<'a, T> {
-    set: &'a PortSet<T>,
+///
+/// `B` is the borrow: `&mut PortSet<T>` for `recv_async`, `&PortSet<T>` for a borrowed set's
+/// [`Recv::recv_async`] (not `Send`; several may be pending on one set, each with its own
+/// registration).
+pub struct PortSetRecv<'a, T, B: Deref<Target = PortSet<T>> = &'a mut PortSet<T>> {
+    /// Exclusive for `recv_async`, so that this future is the set's one user while it lives,
+    /// whatever thread polls it (`&mut PortSet<T>` is `Send` when `PortSet<T>` is, `&PortSet<T>`
+    /// never).
+    set: B,
     /// The task waiter this future registered with the set's ready list, while it may still be
     /// there; its address is the registration's identity.
     waiter: Option<Arc<Waiter>>,
+    _borrow: PhantomData<&'a ()>,
 }
 
-impl<T> PortSetRecv<'_, T> {
+impl<'a, T, B: Deref<Target = PortSet<T>>> PortSetRecv<'a, T, B> {
+    fn new(set: B) -> Self {
+        PortSetRecv {
+            set,
+            waiter: None,
+            _borrow: PhantomData,
+        }
+    }
+
     /// Takes this future's registration back (a push may have taken it already).
     fn leave(&mut self) {
         if let Some(waiter) = self.waiter.take() {
@@ -435,7 +458,10 @@ impl<T> PortSetRecv<'_, T> {
     }
 }
 
-impl<T> Future for PortSetRecv<'_, T> {
+// Nothing is pinned: the ready list holds the waiter's address, not the future's.
+impl<T, B: Deref<Target = PortSet<T>>> Unpin for PortSetRecv<'_, T, B> {}
+
+impl<T, B: Deref<Target = PortSet<T>>> Future for PortSetRecv<'_, T, B> {
     type Output = Result<T, RecvError>;
 
     fn poll(self: Pin<&mut Self>, cx: &mut Context<'_>) -> std::task::Poll<Self::Output> {
@@ -469,14 +495,14 @@ impl<T> Future for PortSetRecv<'_, T> {
     }
 }
 
-impl<T> Drop for PortSetRecv<'_, T> {
+impl<T, B: Deref<Target = PortSet<T>>> Drop for PortSetRecv<'_, T, B> {
     fn drop(&mut self) {
         // Queued ports stay queued for the set's next receive; only the registration goes.
         self.leave();
     }
 }
 
-impl<T> fmt::Debug for PortSetRecv<'_, T> {
+impl<T, B: Deref<Target = PortSet<T>>> fmt::Debug for PortSetRecv<'_, T, B> {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
         f.debug_struct("PortSetRecv")
             .field("registered", &self.waiter.is_some())
@@ -540,7 +566,7 @@ impl<T> Sealed for &PortSet<T> {}
 
 impl<'a, T> Recv for &'a PortSet<T> {
     type Message = T;
-    type Future = PortSetRecv<'a, T>;
+    type Future = PortSetRecv<'a, T, &'a PortSet<T>>;
 
     fn recv(self) -> Result<T, RecvError> {
         PortSet::recv(self)
@@ -554,8 +580,9 @@ impl<'a, T> Recv for &'a PortSet<T> {
         PortSet::recv_timeout(self, timeout).map_err(|error| error.map(|()| self))
     }
 
-    fn recv_async(self) -> PortSetRecv<'a, T> {
-        PortSet::recv_async(self)
+    /// Borrows the set shared, so unlike [`PortSet::recv_async`] the future is not `Send`.
+    fn recv_async(this: Self) -> PortSetRecv<'a, T, &'a PortSet<T>> {
+        PortSetRecv::new(this)
     }
 
     fn __select_target(&self) -> Target<'_> {
@@ -649,13 +676,24 @@ mod tests {
         Pin::new(future).poll(&mut cx).is_pending()
     }
 
+    /// Async selects over `&set`: the one form of several async waits pending on one set at
+    /// once (a pending `recv_async` borrows the set exclusively).
+    fn select(set: &PortSet<u8>) -> crate::select::SelectiFuture<[&dyn Selectable; 1]> {
+        crate::select::selecti_async([set as &dyn Selectable])
+    }
+
     #[test]
     fn futures_polled_and_dropped_in_a_loop_leave_no_entry_and_the_set_idle() {
-        let set = PortSet::<u8>::new();
+        let mut set = PortSet::<u8>::new();
         let _chan = set.chan();
         for _ in 0..size(1000, 20) {
-            let mut one = set.recv_async();
-            let mut two = set.recv_async();
+            let mut receive = set.recv_async();
+            assert!(pending(&mut receive));
+            assert_eq!(sleepers(receive.set), 1);
+            drop(receive);
+            assert_eq!((sleepers(&set), word(&set)), (0, IDLE));
+            let mut one = select(&set);
+            let mut two = select(&set);
             assert!(pending(&mut one) && pending(&mut two));
             assert_eq!(sleepers(&set), 2);
             drop(one);
@@ -668,14 +706,19 @@ mod tests {
 
     #[test]
     fn a_push_takes_the_entries_of_forgotten_futures() {
-        let set = PortSet::new();
+        let mut set = PortSet::new();
         let chan = set.chan();
-        // Forgotten: `ManuallyDrop` until the end rather than `mem::forget` only so that Miri's
-        // leak check stays quiet.
-        let mut forgotten: Vec<_> = (0..3)
-            .map(|_| ManuallyDrop::new(set.recv_async()))
-            .collect();
-        for future in &mut forgotten {
+        // A forgotten receive: its exclusive borrow ends with `mem::forget`, its registration
+        // stays. Boxed and kept out of sight rather than forgotten only so that Miri's leak
+        // check stays quiet: it is never touched again (its borrow of the set is stale).
+        let mut receive = Box::new(set.recv_async());
+        assert!(pending(&mut *receive));
+        // A pointer to `()`, so that no borrow of the set is kept alive through its type.
+        let forgotten = Box::into_raw(receive).cast::<()>();
+        // Forgotten selects beside it: `ManuallyDrop` until the end rather than
+        // `mem::forget`, for the same reason.
+        let mut selects: Vec<_> = (0..2).map(|_| ManuallyDrop::new(select(&set))).collect();
+        for future in &mut selects {
             assert!(pending(&mut **future));
         }
         assert_eq!(sleepers(&set), 3, "each left its entry");
@@ -683,9 +726,18 @@ mod tests {
         assert_eq!(sleepers(&set), 0, "woken once and dropped");
         assert_eq!(set.try_recv().unwrap(), 1);
         assert_eq!(word(&set), IDLE);
-        for future in &mut forgotten {
+        for future in &mut selects {
             // SAFETY: each is dropped once, here, and not used again.
             unsafe { ManuallyDrop::drop(future) };
+        }
+        // The forgotten receive's own reference to its waiter, freed without touching the
+        // future (whose borrow of the set is stale): only its waiter field is read.
+        // SAFETY: `forgotten` came from `Box::into_raw` above and is not used again; the
+        // box's memory is freed without running the future's drop (the `ManuallyDrop`), and
+        // its waiter is taken out by value, reading nothing through the stale borrow.
+        unsafe {
+            let forgotten = Box::from_raw(forgotten.cast::<ManuallyDrop<PortSetRecv<'_, u8>>>());
+            drop(std::ptr::read(&forgotten.waiter));
         }
     }
 
@@ -693,7 +745,7 @@ mod tests {
     fn a_thread_timing_out_takes_back_only_its_own_entry() {
         let set = PortSet::<u8>::new();
         let _chan = set.chan();
-        let mut waiting = set.recv_async();
+        let mut waiting = select(&set);
         assert!(pending(&mut waiting));
         assert!(set.recv_timeout(Duration::from_millis(1)).is_err());
         assert_eq!(sleepers(&set), 1);

@@ -84,6 +84,7 @@
 
 use std::fmt;
 use std::future::Future;
+use std::ops::Deref;
 use std::pin::Pin;
 use std::task::{Context, Poll};
 use std::time::{Duration, Instant};
@@ -106,7 +107,7 @@ pub enum Either<L, R> {
 
 /// Something select can wait on without consuming it: every [`Recv`] endpoint, a stream
 /// [`Port`](crate::Port) and a [`PortSet`](crate::PortSet). Object safe, for [`selecti`]'s
-/// `&[&dyn Selectable]`.
+/// `&[&dyn Selectable]` (and [`selecti_async`]'s `&mut [&mut (dyn Selectable + Send)]`).
 ///
 /// Sealed: it comes with [`Recv`] and with those two types, and cannot be implemented directly.
 pub trait Selectable: sealed::Sealed {
@@ -427,10 +428,134 @@ impl TaskSelect {
     }
 }
 
-/// The future of [`selecti_async`].
+/// What [`selecti_async`] waits on: a list of borrowed endpoints, each a reference (`&E` or
+/// `&mut E`, or a `Box`: anything that dereferences to a [`Selectable`]).
+///
+/// - a slice, array or `Vec` of them, by reference or by value: `&[&dyn Selectable]` as
+///   [`selecti`] takes, `&mut [&mut (dyn Selectable + Send)]`, `[&mut a, &mut b]` of one type.
+///   The list is generic, so rustc does not coerce its elements to one type as it does for
+///   [`selecti`]'s parameter: endpoints of different types need a `dyn` type, written once
+///   (`[&a as &dyn Selectable, &b]`, or a `let` with the list's type);
+/// - a list of any types, `(first, (second, (third, ())))`, which is what [`select_async!`]
+///   builds, one exclusive borrow per endpoint.
+///
+/// The future is `Send` exactly when the list is. A shared borrow of an endpoint is never
+/// `Send` (endpoints are not `Sync`), an exclusive one is when the endpoint is: so a select
+/// over `&mut` borrows of `Send` endpoints runs inside `tokio::spawn` on a multi-threaded
+/// runtime, and one over shared borrows stays on its thread, where other code may use the
+/// same endpoints while it waits.
+///
+/// Implemented by the runtime only in practice: the methods are hidden, and whatever an
+/// implementation returns costs at worst a spurious wake or a leaked waiter (see
+/// [`Recv`]'s hidden hook).
+///
+/// [`select_async!`]: crate::select_async
+pub trait SelectList {
+    /// How many endpoints. Not a public API.
+    #[doc(hidden)]
+    fn __len(&self) -> usize;
+
+    /// What to wait on for endpoint `i` (below `__len`). Not a public API.
+    #[doc(hidden)]
+    fn __target(&self, i: usize) -> Target<'_>;
+}
+
+impl<R> SelectList for [R]
+where
+    R: Deref<Target: Selectable>,
+{
+    fn __len(&self) -> usize {
+        self.len()
+    }
+
+    fn __target(&self, i: usize) -> Target<'_> {
+        self[i].__select_target()
+    }
+}
+
+impl<R, const N: usize> SelectList for [R; N]
+where
+    R: Deref<Target: Selectable>,
+{
+    fn __len(&self) -> usize {
+        N
+    }
+
+    fn __target(&self, i: usize) -> Target<'_> {
+        self[i].__select_target()
+    }
+}
+
+impl<R> SelectList for Vec<R>
+where
+    R: Deref<Target: Selectable>,
+{
+    fn __len(&self) -> usize {
+        self.len()
+    }
+
+    fn __target(&self, i: usize) -> Target<'_> {
+        self[i].__select_target()
+    }
+}
+
+impl<L: SelectList + ?Sized> SelectList for &L {
+    fn __len(&self) -> usize {
+        (**self).__len()
+    }
+
+    fn __target(&self, i: usize) -> Target<'_> {
+        (**self).__target(i)
+    }
+}
+
+impl<L: SelectList + ?Sized> SelectList for &mut L {
+    fn __len(&self) -> usize {
+        (**self).__len()
+    }
+
+    fn __target(&self, i: usize) -> Target<'_> {
+        (**self).__target(i)
+    }
+}
+
+/// The end of a `(first, (second, ()))` list.
+impl SelectList for () {
+    fn __len(&self) -> usize {
+        0
+    }
+
+    fn __target(&self, _: usize) -> Target<'_> {
+        unreachable!("select: no endpoint past the end of the list")
+    }
+}
+
+/// One endpoint, then the rest: a list of endpoints of different types that keeps each type,
+/// so the list is `Send` when they all are.
+impl<R, L> SelectList for (R, L)
+where
+    R: Deref<Target: Selectable>,
+    L: SelectList,
+{
+    fn __len(&self) -> usize {
+        1 + self.1.__len()
+    }
+
+    fn __target(&self, i: usize) -> Target<'_> {
+        match i {
+            0 => self.0.__select_target(),
+            _ => self.1.__target(i - 1),
+        }
+    }
+}
+
+/// The future of [`selecti_async`]. `Send` when its [`SelectList`] is.
 #[must_use = "a future does nothing unless polled"]
-pub struct SelectiFuture<'a> {
-    endpoints: &'a [&'a dyn Selectable],
+pub struct SelectiFuture<L: SelectList> {
+    /// The borrowed endpoints; a `&mut` borrow is exclusive for the future's life, so no
+    /// other code receives from (or selects on) that endpoint while the future may be polled
+    /// on another thread.
+    endpoints: L,
     select: TaskSelect,
 }
 
@@ -438,37 +563,64 @@ pub struct SelectiFuture<'a> {
 /// executor. Receives nothing. Cancel-safe: dropping it takes its waker back from every
 /// endpoint, which stay the caller's and lose nothing.
 ///
+/// `endpoints` is a [`SelectList`]: the `&[&dyn Selectable]` that [`selecti`] takes, or
+/// exclusive borrows, which make the future `Send` when the endpoints are, so it can be
+/// awaited in a task of a multi-threaded executor:
+///
+/// ```
+/// use pipes_runtime::select::{Selectable, selecti_async};
+/// use pipes_runtime::{oneshot, stream};
+///
+/// let (mut port, chan) = stream::<u32>();
+/// let (mut one, _one_chan) = oneshot::<String>();
+/// chan.send(7).unwrap();
+/// let future = async move {
+///     let endpoints: &mut [&mut (dyn Selectable + Send)] = &mut [&mut one, &mut port];
+///     let ready = selecti_async(endpoints).await;
+///     (ready, port.try_recv().unwrap())
+/// };
+/// fn is_send<T: Send>(_: &T) {}
+/// is_send(&future);
+/// # let mut future = Box::pin(future);
+/// # let mut cx = std::task::Context::from_waker(std::task::Waker::noop());
+/// # assert_eq!(future.as_mut().poll(&mut cx), std::task::Poll::Ready((1, 7)));
+/// # use std::future::Future;
+/// ```
+///
 /// # Panics
 /// When polled, if `endpoints` is empty: nothing could ever wake the wait.
-pub fn selecti_async<'a>(endpoints: &'a [&'a dyn Selectable]) -> SelectiFuture<'a> {
+pub fn selecti_async<L: SelectList>(endpoints: L) -> SelectiFuture<L> {
     SelectiFuture {
         endpoints,
         select: TaskSelect::default(),
     }
 }
 
-impl Future for SelectiFuture<'_> {
+// Nothing is pinned: the targets' words hold the waiters' addresses, not the future's.
+impl<L: SelectList> Unpin for SelectiFuture<L> {}
+
+impl<L: SelectList> Future for SelectiFuture<L> {
     type Output = usize;
 
     fn poll(self: Pin<&mut Self>, cx: &mut Context<'_>) -> Poll<usize> {
         let this = self.get_mut();
-        let endpoints = this.endpoints;
+        let endpoints = &this.endpoints;
         this.select
-            .poll(endpoints.len(), |i| endpoints[i].__select_target(), cx)
+            .poll(endpoints.__len(), |i| endpoints.__target(i), cx)
     }
 }
 
-impl Drop for SelectiFuture<'_> {
+impl<L: SelectList> Drop for SelectiFuture<L> {
     fn drop(&mut self) {
-        let endpoints = self.endpoints;
-        self.select.cancel(|i| endpoints[i].__select_target());
+        let endpoints = &self.endpoints;
+        self.select.cancel(|i| endpoints.__target(i));
     }
 }
 
-impl fmt::Debug for SelectiFuture<'_> {
+impl<L: SelectList> fmt::Debug for SelectiFuture<L> {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
         f.debug_struct("SelectiFuture")
-            .field("endpoints", &self.endpoints.len())
+            .field("endpoints", &self.endpoints.__len())
             .finish_non_exhaustive()
     }
 }

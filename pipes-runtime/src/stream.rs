@@ -76,6 +76,8 @@
 use std::cell::OnceCell;
 use std::fmt;
 use std::future::Future;
+use std::marker::PhantomData;
+use std::ops::Deref;
 use std::pin::Pin;
 use std::task::{Context, Poll, Waker};
 use std::time::{Duration, Instant};
@@ -276,15 +278,17 @@ impl<T> Port<T> {
     /// A future of the next message, for any executor; resolves as `recv` returns.
     ///
     /// Cancel-safe: dropping it before it resolves loses nothing, and the port stays open: a
-    /// message that arrived meanwhile is the next one received. Receives through the port
-    /// itself while it is pending work as ever (the future then waits for the message after).
-    /// The future borrows the port, which is not `Sync`, so it is not `Send`: to receive on a
-    /// multi-threaded executor, own the port inside the task.
-    pub fn recv_async(&self) -> PortRecv<'_, T> {
-        PortRecv {
-            port: self,
-            watch: None,
-        }
+    /// message that arrived meanwhile is the next one received, by this port's next receive.
+    /// A future that is merely created (never polled) touches nothing.
+    ///
+    /// It borrows the port mutably, as `tokio::sync::mpsc::Receiver::recv` does, and so it is
+    /// `Send` when `T` is: `tokio::spawn(async move { port.recv_async().await })` runs on a
+    /// multi-threaded executor, the task's future moving between threads with the port in it.
+    /// A shared borrow could not give that: a port is single-consumer, so it is not `Sync`
+    /// (two threads receiving at once would race on its lane), and `&Port` is therefore not
+    /// `Send`. The exclusive borrow is what says no other receive runs while the future lives.
+    pub fn recv_async(&mut self) -> PortRecv<'_, T> {
+        PortRecv::new(self)
     }
 
     /// An iterator over messages that blocks for each and ends when the chan is gone.
@@ -370,18 +374,36 @@ impl<T> Drop for Port<T> {
     }
 }
 
-/// The future of [`Port::recv_async`].
+/// The future of [`Port::recv_async`]. `Send` when `T` is: it holds the port's exclusive
+/// borrow and the task's waiter (see [`Port::recv_async`]).
+///
+/// `B` is the borrow: `&mut Port<T>` for `recv_async`, `&Port<T>` for a borrowed port's
+/// [`Recv::recv_async`] (which, like every shared borrow of a port, is not `Send`).
 #[must_use = "a future does nothing unless polled"]
-pub struct PortRecv<'a, T> {
-    port: &'a Port<T>,
+pub struct PortRecv<'a, T, B: Deref<Target = Port<T>> = &'a mut Port<T>> {
+    /// Exclusive for `recv_async`, so that this future is the port's one receiver while it
+    /// lives, whatever thread polls it (`&mut Port<T>` is `Send` when `Port<T>` is, `&Port<T>`
+    /// never).
+    port: B,
     /// The task's waiter, left in the lane's word or with the queue while pending.
     watch: Option<Arc<Waiter>>,
+    _borrow: PhantomData<&'a ()>,
+}
+
+impl<'a, T, B: Deref<Target = Port<T>>> PortRecv<'a, T, B> {
+    fn new(port: B) -> Self {
+        PortRecv {
+            port,
+            watch: None,
+            _borrow: PhantomData,
+        }
+    }
 }
 
 // Nothing is pinned: the lane's word holds the waiter's address, not the future's.
-impl<T> Unpin for PortRecv<'_, T> {}
+impl<T, B: Deref<Target = Port<T>>> Unpin for PortRecv<'_, T, B> {}
 
-impl<T> Future for PortRecv<'_, T> {
+impl<T, B: Deref<Target = Port<T>>> Future for PortRecv<'_, T, B> {
     type Output = Result<T, RecvError>;
 
     fn poll(self: Pin<&mut Self>, cx: &mut Context<'_>) -> Poll<Self::Output> {
@@ -400,7 +422,7 @@ impl<T> Future for PortRecv<'_, T> {
     }
 }
 
-impl<T> Drop for PortRecv<'_, T> {
+impl<T, B: Deref<Target = Port<T>>> Drop for PortRecv<'_, T, B> {
     fn drop(&mut self) {
         // Take the waker back, or find a sender took it: the message is there for the port's
         // next receive.
@@ -408,7 +430,7 @@ impl<T> Drop for PortRecv<'_, T> {
     }
 }
 
-impl<T> fmt::Debug for PortRecv<'_, T> {
+impl<T, B: Deref<Target = Port<T>>> fmt::Debug for PortRecv<'_, T, B> {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
         f.debug_struct("PortRecv").finish_non_exhaustive()
     }
@@ -462,7 +484,7 @@ impl<T> Sealed for &Port<T> {}
 
 impl<'a, T> Recv for &'a Port<T> {
     type Message = T;
-    type Future = PortRecv<'a, T>;
+    type Future = PortRecv<'a, T, &'a Port<T>>;
 
     fn recv(self) -> Result<T, RecvError> {
         Port::recv(self)
@@ -476,8 +498,9 @@ impl<'a, T> Recv for &'a Port<T> {
         Port::recv_timeout(self, timeout).map_err(|error| error.map(|()| self))
     }
 
-    fn recv_async(self) -> PortRecv<'a, T> {
-        Port::recv_async(self)
+    /// Borrows the port shared, so unlike [`Port::recv_async`] the future is not `Send`.
+    fn recv_async(this: Self) -> PortRecv<'a, T, &'a Port<T>> {
+        PortRecv::new(this)
     }
 
     fn __select_target(&self) -> Target<'_> {

@@ -152,7 +152,15 @@ impl<'a> Target<'a> {
         match self.0 {
             Kind::Word(word, idle) => word.watch(idle, waker, watch).is_ready(),
             Kind::Port(port) => port.watch(waker, watch),
-            Kind::Set(_) => {
+            Kind::Set(set) => {
+                // Look at the set first, as a receive would: since the last poll a receive
+                // through the set (or another select on it) may have left a port served or on
+                // the set's local list, where no sender's push announces it. Looking watches
+                // every port found empty, so from here a send on any of them pushes, and the
+                // registration below (or the one still there) is woken by it.
+                if set.settle() {
+                    return true;
+                }
                 if let Some(waiter) = watch.as_ref()
                     && waiter.is_task_of(waker)
                 {

@@ -242,10 +242,11 @@ pub(crate) const CLOSED: usize = 2;
 ///
 /// # Sleepers
 ///
-/// Several may wait on one set at once: pending
-/// [`PortSet::recv_async`](crate::PortSet::recv_async) futures (several tasks sharing the set,
-/// or one task joining two futures), a pending async select, and a thread in
-/// `recv` or a select, all on the set's thread. Each registers an entry of its own in
+/// Several may wait on one set at once: pending async selects over `&set` (several tasks
+/// sharing the set, or one task joining two), forgotten futures (a
+/// [`PortSet::recv_async`](crate::PortSet::recv_async) among them: its exclusive borrow of the
+/// set ends when it is forgotten, its registration stays), and a thread in `recv` or a select
+/// or one live `recv_async` future, all on the set's thread. Each registers an entry of its own in
 /// `sleepers`: its own waiter, whose address identifies the entry (the entry holds a
 /// reference, so no other waiter can take that address while it is there; a thread's waiter is
 /// shared by that thread's blocking waits, which never overlap). Nothing is merged: two futures

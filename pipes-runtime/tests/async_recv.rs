@@ -221,7 +221,7 @@ fn unbounded_protocol_between_a_thread_and_a_task() {
 
 #[test]
 fn a_stream_port_received_from_a_task() {
-    let (port, chan) = stream();
+    let (mut port, chan) = stream();
     let sender = thread::spawn(move || {
         for n in 0..500u64 {
             chan.send(n).unwrap();
@@ -241,7 +241,7 @@ fn a_stream_port_received_from_a_task() {
 #[test]
 fn a_stream_future_dropped_mid_wait_keeps_the_port_open() {
     let counter = DropCounter::default();
-    let (port, chan) = stream();
+    let (mut port, chan) = stream();
     let (count, waker) = counting();
     let mut future = port.recv_async();
     assert!(poll_once(&mut future, &waker).is_pending());
@@ -254,7 +254,7 @@ fn a_stream_future_dropped_mid_wait_keeps_the_port_open() {
 
 #[test]
 fn a_stream_future_dropped_after_the_send_leaves_the_message_for_the_next_receive() {
-    let (port, chan) = stream();
+    let (mut port, chan) = stream();
     let (count, waker) = counting();
     let mut future = port.recv_async();
     assert!(poll_once(&mut future, &waker).is_pending());
@@ -359,7 +359,7 @@ fn futures_are_send_so_a_task_can_move_between_threads() {
 
 #[test]
 fn a_port_set_received_from_a_task_while_threads_send() {
-    let set = PortSet::new();
+    let mut set = PortSet::new();
     let senders: Vec<_> = (0..4u64)
         .map(|i| {
             let chan = set.chan();
@@ -389,7 +389,7 @@ fn a_port_set_received_from_a_task_while_threads_send() {
 
 #[test]
 fn a_port_set_future_is_woken_by_a_send_and_moves_to_a_new_waker() {
-    let set = PortSet::new();
+    let mut set = PortSet::new();
     let chan = set.chan();
     let (first, first_waker) = counting();
     let (second, second_waker) = counting();
@@ -407,7 +407,7 @@ fn a_port_set_future_is_woken_by_a_send_and_moves_to_a_new_waker() {
 #[test]
 fn a_port_set_future_dropped_mid_wait_loses_nothing() {
     let counter = DropCounter::default();
-    let set = PortSet::new();
+    let mut set = PortSet::new();
     let chan = set.chan();
     let (count, waker) = counting();
     let mut future = set.recv_async();
@@ -490,6 +490,32 @@ fn selecti_async_over_a_oneshot_and_a_port_set() {
     assert_eq!(set.recv().unwrap(), 5);
 }
 
+/// Every form of list `selecti_async` takes reports the same ready endpoint: a `Vec` and a
+/// slice of shared borrows, an array literal whose first element names the `dyn` type, and
+/// exclusive borrows (as an array of one type, and as `select_async!`'s list of any types).
+#[test]
+fn selecti_async_takes_every_form_of_list() {
+    let (mut quiet, _quiet_chan) = oneshot::<u32>();
+    let (mut port, chan) = stream::<u32>();
+    let (mut other, _other_chan) = stream::<u32>();
+    chan.send(1).unwrap();
+    let shared: Vec<&dyn Selectable> = vec![&quiet, &port];
+    assert_eq!(block_on(selecti_async(&shared)), 1);
+    assert_eq!(block_on(selecti_async(shared)), 1);
+    assert_eq!(
+        block_on(selecti_async(&[&quiet as &dyn Selectable, &port][..])),
+        1
+    );
+    assert_eq!(block_on(selecti_async([&mut other, &mut port])), 1);
+    assert_eq!(
+        block_on(selecti_async((&mut quiet, (&mut other, (&mut port, ()))))),
+        2
+    );
+    let exclusive: &mut [&mut (dyn Selectable + Send)] = &mut [&mut quiet, &mut port];
+    assert_eq!(block_on(selecti_async(exclusive)), 1);
+    assert_eq!(port.try_recv().unwrap(), 1);
+}
+
 #[test]
 fn selecti_async_dropped_mid_wait_loses_nothing() {
     let (port, chan) = stream::<u32>();
@@ -514,8 +540,8 @@ pipes_runtime::proto! {
 #[test]
 fn select_async_matches_the_message_that_a_thread_sends() {
     use hello::Start::{Bye, Hello};
-    let (quiet, quiet_client) = hello::init();
-    let (loud, loud_client) = hello::init();
+    let (mut quiet, quiet_client) = hello::init();
+    let (mut loud, loud_client) = hello::init();
     let sender = thread::spawn(move || {
         drop(quiet_client);
         loud_client.hello("hi".to_string()).unwrap();

@@ -74,3 +74,30 @@ fn nothing_shares_a_payload_that_may_not_cross_threads() {
     not_send::<SharedChan<NotSend>>();
     not_sync::<SharedChan<NotSend>>();
 }
+
+/// The async receives and selects are `Send` when what they hold is: a port's and a set's
+/// future borrow it exclusively (`&mut` is `Send` when the port is), an async select over
+/// exclusive borrows of `Send` endpoints is `Send`, and over shared borrows it is not (an
+/// endpoint is never `Sync`).
+#[test]
+fn futures_are_send_exactly_when_what_they_borrow_may_cross_threads() {
+    use pipes_runtime::port_set::PortSetRecv;
+    use pipes_runtime::select::{Selectable, SelectiFuture};
+    use pipes_runtime::stream::PortRecv;
+    type NotSend = std::rc::Rc<u8>;
+    is_send::<PortRecv<'static, String>>();
+    is_send::<PortSetRecv<'static, String>>();
+    not_send::<PortRecv<'static, NotSend>>();
+    not_send::<PortSetRecv<'static, NotSend>>();
+    is_send::<
+        SelectiFuture<(
+            &'static mut PortOne<String>,
+            (&'static mut Port<String>, ()),
+        )>,
+    >();
+    is_send::<SelectiFuture<&'static mut [&'static mut (dyn Selectable + Send)]>>();
+    is_send::<SelectiFuture<[&'static mut PortSet<String>; 2]>>();
+    not_send::<SelectiFuture<(&'static mut PortOne<NotSend>, ())>>();
+    not_send::<SelectiFuture<&'static [&'static dyn Selectable]>>();
+    not_send::<SelectiFuture<(&'static Port<String>, ())>>();
+}

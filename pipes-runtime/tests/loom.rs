@@ -587,7 +587,7 @@ fn async_recv_of_a_bounded_protocol_round_trip() {
 #[test]
 fn stream_async_recv_dropped_mid_wait_keeps_the_port_while_the_chan_sends() {
     loom::model(|| {
-        let (port, chan) = stream();
+        let (mut port, chan) = stream();
         let sender = thread::spawn(move || chan.send(7u8).unwrap());
         let mut future = port.recv_async();
         let first = match poll_once(&mut future) {
@@ -607,7 +607,7 @@ fn stream_async_recv_dropped_mid_wait_keeps_the_port_while_the_chan_sends() {
 #[test]
 fn port_set_async_recv_sleeps_racing_a_send_and_the_hang_up() {
     loom::model(|| {
-        let set = PortSet::new();
+        let mut set = PortSet::new();
         let chan = set.chan();
         let sender = thread::spawn(move || {
             chan.send(4u8).unwrap();
@@ -662,9 +662,15 @@ fn wait_woken<F: std::future::Future + Unpin>(
     }
 }
 
+/// An async select over `&set` alone: how several tasks wait on one set at once (a pending
+/// `recv_async` borrows the set exclusively, so nothing else can wait beside it but what was
+/// forgotten). It registers with the set as a receive does.
+fn waiting_on(set: &PortSet<u8>) -> pipes_runtime::select::SelectiFuture<[&dyn Selectable; 1]> {
+    selecti_async([set as &dyn Selectable])
+}
+
 /// Two tasks wait on one set while its chan sends: one of them (polled with a do-nothing
-/// waker) takes the message or gives up, and if it gave up, the other is still woken for the
-/// message.
+/// waker) sees the message or gives up, and if it gave up, the other is still woken for it.
 ///
 /// These models do not join their senders (loom runs every thread to its end anyway): a
 /// sender wakes the set's sleepers after its exchange, so its unpark can reach the main thread
@@ -675,26 +681,20 @@ fn port_set_two_async_waiters_one_gives_up_while_the_chan_sends() {
         let set = PortSet::new();
         let chan = set.chan();
         // The chan hangs up only once the model is done with the set.
-        let _kept = send_and_keep(chan, 1);
+        let _kept = send_and_keep(chan, &[1]);
         let waker = thread_waker();
-        let mut kept = set.recv_async();
-        if let std::task::Poll::Ready(received) = poll_once_with(&mut kept, &waker) {
-            assert_eq!(received.unwrap(), 1);
-            return;
-        }
-        // Resolves with the message, or leaves pending: either way it takes back its entry.
-        let mut other = set.recv_async();
-        let other_received = match poll_once(&mut other) {
-            std::task::Poll::Ready(received) => {
-                assert_eq!(received.unwrap(), 1);
-                true
+        let mut kept = waiting_on(&set);
+        if poll_once_with(&mut kept, &waker).is_pending() {
+            // Sees the message, or leaves pending: either way it takes back its entry.
+            let mut other = waiting_on(&set);
+            let other_saw = poll_once(&mut other).is_ready();
+            drop(other);
+            if !other_saw {
+                assert_eq!(wait_woken(&mut kept, &waker), 0);
             }
-            std::task::Poll::Pending => false,
-        };
-        drop(other);
-        if !other_received {
-            assert_eq!(wait_woken(&mut kept, &waker).unwrap(), 1);
         }
+        drop(kept);
+        assert_eq!(set.try_recv().unwrap(), 1);
     });
 }
 
@@ -707,16 +707,18 @@ fn port_set_add_of_a_port_races_its_send_while_a_task_waits() {
         let _quiet = set.chan();
         let (port, chan) = stream();
         let waker = thread_waker();
-        let mut receive = set.recv_async();
-        assert!(poll_once_with(&mut receive, &waker).is_pending());
+        let mut waiting = waiting_on(&set);
+        assert!(poll_once_with(&mut waiting, &waker).is_pending());
         // The chan hangs up only once the model is done with the set.
-        let _kept = send_and_keep(chan, 2);
+        let _kept = send_and_keep(chan, &[2]);
         set.add(port);
-        assert_eq!(wait_woken(&mut receive, &waker).unwrap(), 2);
+        assert_eq!(wait_woken(&mut waiting, &waker), 0);
+        drop(waiting);
+        assert_eq!(set.try_recv().unwrap(), 2);
     });
 }
 
-/// A thread's timed receive, then a blocking one, while a task's receive on the same set stays
+/// A thread's timed receive, then a blocking one, while a task's wait on the same set stays
 /// registered: the thread parks beside the task (it neither spins on the task's sleep nor takes
 /// it over) and the send wakes it.
 #[test]
@@ -724,20 +726,20 @@ fn port_set_recv_timeout_while_a_task_waits_races_a_send() {
     loom::model(|| {
         let set = PortSet::new();
         let chan = set.chan();
-        let mut receive = set.recv_async();
-        assert!(poll_once(&mut receive).is_pending());
+        let mut waiting = waiting_on(&set);
+        assert!(poll_once(&mut waiting).is_pending());
         // The chan hangs up only once the model is done with the set.
-        let _kept = send_and_keep(chan, 3);
+        let _kept = send_and_keep(chan, &[3]);
         match set.recv_timeout(Duration::from_millis(1)) {
             Ok(value) => assert_eq!(value, 3),
             Err(RecvTimeoutError::Timeout(())) => assert_eq!(set.recv().unwrap(), 3),
             Err(RecvTimeoutError::Disconnected(_)) => panic!("the chan sent first"),
         }
-        drop(receive);
+        drop(waiting);
     });
 }
 
-/// A thread's select over a set while a task's receive on the same set stays registered: the
+/// A thread's select over a set while a task's wait on the same set stays registered: the
 /// select registers beside the task, and the send wakes it; taking its entry back leaves the
 /// task's.
 #[test]
@@ -745,28 +747,55 @@ fn port_set_select_while_a_task_waits_races_a_send() {
     loom::model(|| {
         let set = PortSet::new();
         let chan = set.chan();
-        let mut receive = set.recv_async();
-        assert!(poll_once(&mut receive).is_pending());
+        let mut waiting = waiting_on(&set);
+        assert!(poll_once(&mut waiting).is_pending());
         // The chan hangs up only once the model is done with the set.
-        let _kept = send_and_keep(chan, 5);
+        let _kept = send_and_keep(chan, &[5]);
         assert_eq!(selecti(&[&set]), 0);
         assert_eq!(set.try_recv().unwrap(), 5);
-        drop(receive);
+        drop(waiting);
     });
 }
 
-/// Sends `value` on `chan` from a new thread, which then leaves the chan in the returned slot
+/// A task's async select waits on a set; a receive through the set takes the first message,
+/// which leaves its port being served (neither watched nor queued); the select, polled again,
+/// must look at the set and watch that port before it waits, or the second message, sent
+/// racing all this, never wakes it.
+#[test]
+fn port_set_async_select_re_polled_after_a_receive_through_the_set_races_the_next_send() {
+    loom::model(|| {
+        let set = PortSet::new();
+        let chan = set.chan();
+        let waker = thread_waker();
+        let mut waiting = waiting_on(&set);
+        assert!(poll_once_with(&mut waiting, &waker).is_pending());
+        // The chan hangs up only once the model is done with the set.
+        let _kept = send_and_keep(chan, &[1, 2]);
+        assert_eq!(set.recv().unwrap(), 1);
+        // Polled before waiting: the receive above may have taken the task's wake-up (one
+        // thread is both the task's executor and the receiver here).
+        if poll_once_with(&mut waiting, &waker).is_pending() {
+            assert_eq!(wait_woken(&mut waiting, &waker), 0);
+        }
+        drop(waiting);
+        assert_eq!(set.try_recv().unwrap(), 2);
+    });
+}
+
+/// Sends `values` on `chan` from a new thread, which then leaves the chan in the returned slot
 /// rather than dropping it: it hangs up only when the model drops the slot, so no hang-up
 /// multiplies the interleavings. (Returned from the thread instead, it would be dropped in
 /// loom's thread teardown, after nothing loom sees as ordered after the send.)
 fn send_and_keep(
     chan: Chan<u8>,
-    value: u8,
+    values: &'static [u8],
 ) -> loom::sync::Arc<loom::sync::Mutex<Option<Chan<u8>>>> {
     let kept = loom::sync::Arc::new(loom::sync::Mutex::new(None));
     let slot = kept.clone();
     thread::spawn(move || {
-        chan.send(value).unwrap();
+        for &value in values {
+            chan.send(value).unwrap();
+        }
         *slot.lock().unwrap() = Some(chan);
     });
     kept

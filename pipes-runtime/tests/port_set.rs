@@ -240,17 +240,25 @@ fn poll_once<F: Future + Unpin>(future: &mut F, waker: &Waker) -> Poll<F::Output
     std::pin::Pin::new(future).poll(&mut Context::from_waker(waker))
 }
 
+/// An async select over `&set` alone: the way several tasks (or several futures of one task)
+/// wait on one set at once. A pending `recv_async` borrows the set exclusively, so beside it
+/// nothing else can wait on the set but what was forgotten; these selects stand for every
+/// other waiter in the tests below, as they register with the set as a receive does.
+fn waiting_on(set: &PortSet<u32>) -> pipes_runtime::select::SelectiFuture<[&dyn Selectable; 1]> {
+    selecti_async([set as &dyn Selectable])
+}
+
 /// Two tasks wait on one set; one of them gives up. The other must still be woken: giving up
 /// takes back only its own registration.
 #[test]
-fn two_pending_futures_one_dropped_the_other_is_still_woken() {
+fn two_pending_waits_one_dropped_the_other_is_still_woken() {
     for drop_first in [true, false] {
         let set = PortSet::new();
         let chan = set.chan();
         let (first, first_waker) = counting();
         let (second, second_waker) = counting();
-        let mut one = set.recv_async();
-        let mut two = set.recv_async();
+        let mut one = waiting_on(&set);
+        let mut two = waiting_on(&set);
         assert!(poll_once(&mut one, &first_waker).is_pending());
         assert!(poll_once(&mut two, &second_waker).is_pending());
         let (mut kept, waker, count) = if drop_first {
@@ -261,101 +269,99 @@ fn two_pending_futures_one_dropped_the_other_is_still_woken() {
             (one, &first_waker, &first)
         };
         chan.send(1u32).unwrap();
-        assert_eq!(wakes(count), 1, "the future still waiting is woken");
-        assert!(matches!(poll_once(&mut kept, waker), Poll::Ready(Ok(1))));
+        assert_eq!(wakes(count), 1, "the wait still pending is woken");
+        assert_eq!(poll_once(&mut kept, waker), Poll::Ready(0));
         assert_eq!(
             wakes(&first) + wakes(&second),
             1,
             "the dropped one is let go"
         );
+        drop(kept);
+        assert_eq!(set.try_recv().unwrap(), 1);
     }
 }
 
 /// Every task waiting on the set is woken by the push that ends its sleep; the one that finds
-/// no message waits again and is woken by the next one.
+/// no message (the other took it) waits again and is woken by the next one.
 #[test]
-fn two_pending_futures_are_both_woken_and_each_gets_a_message() {
+fn two_pending_waits_are_both_woken_and_each_gets_a_message() {
     let set = PortSet::new();
     let chan = set.chan();
     let (first, first_waker) = counting();
     let (second, second_waker) = counting();
-    let mut one = set.recv_async();
-    let mut two = set.recv_async();
+    let mut one = waiting_on(&set);
+    let mut two = waiting_on(&set);
     assert!(poll_once(&mut one, &first_waker).is_pending());
     assert!(poll_once(&mut two, &second_waker).is_pending());
     chan.send(1u32).unwrap();
     assert_eq!((wakes(&first), wakes(&second)), (1, 1));
-    assert!(matches!(
-        poll_once(&mut one, &first_waker),
-        Poll::Ready(Ok(1))
-    ));
+    assert_eq!(poll_once(&mut one, &first_waker), Poll::Ready(0));
+    assert_eq!(set.try_recv().unwrap(), 1);
     assert!(poll_once(&mut two, &second_waker).is_pending());
     chan.send(2).unwrap();
     assert_eq!((wakes(&first), wakes(&second)), (1, 2));
-    assert!(matches!(
-        poll_once(&mut two, &second_waker),
-        Poll::Ready(Ok(2))
-    ));
+    assert_eq!(poll_once(&mut two, &second_waker), Poll::Ready(0));
+    drop((one, two));
+    assert_eq!(set.try_recv().unwrap(), 2);
 }
 
 /// Two futures in one task, polled with the same waker (as `join` does): each is a waiter of
 /// its own, so dropping one does not take the other's registration with it.
 #[test]
-fn two_futures_with_the_same_waker_are_two_waiters() {
+fn two_waits_with_the_same_waker_are_two_waiters() {
     let set = PortSet::new();
     let chan = set.chan();
     let (count, waker) = counting();
-    let mut one = set.recv_async();
-    let mut two = set.recv_async();
+    let mut one = waiting_on(&set);
+    let mut two = waiting_on(&set);
     assert!(poll_once(&mut one, &waker).is_pending());
     assert!(poll_once(&mut two, &waker).is_pending());
     drop(one);
     chan.send(3u32).unwrap();
     assert_eq!(wakes(&count), 1);
-    assert!(matches!(poll_once(&mut two, &waker), Poll::Ready(Ok(3))));
+    assert_eq!(poll_once(&mut two, &waker), Poll::Ready(0));
+    drop(two);
+    assert_eq!(set.try_recv().unwrap(), 3);
 }
 
-/// A waiting async select on the set gives up; a `recv_async` on the same set still waits and
-/// is woken by the next message.
+/// An async select over the set and another endpoint gives up; another wait on the same set
+/// still waits and is woken by the next message.
 #[test]
-fn an_async_select_dropped_leaves_a_pending_receive_on_the_same_set_waiting() {
+fn an_async_select_dropped_leaves_another_wait_on_the_same_set_waiting() {
     let set = PortSet::new();
     let chan = set.chan();
     let (quiet, _quiet_chan) = oneshot::<u32>();
     let (count, waker) = counting();
     let (select_count, select_waker) = counting();
-    let mut receive = set.recv_async();
-    assert!(poll_once(&mut receive, &waker).is_pending());
+    let mut waiting = waiting_on(&set);
+    assert!(poll_once(&mut waiting, &waker).is_pending());
     let endpoints: [&dyn Selectable; 2] = [&quiet, &set];
     let mut select = selecti_async(&endpoints);
     assert!(poll_once(&mut select, &select_waker).is_pending());
     drop(select);
     chan.send(4u32).unwrap();
     assert_eq!((wakes(&count), wakes(&select_count)), (1, 0));
-    assert!(matches!(
-        poll_once(&mut receive, &waker),
-        Poll::Ready(Ok(4))
-    ));
+    assert_eq!(poll_once(&mut waiting, &waker), Poll::Ready(0));
+    drop(waiting);
+    assert_eq!(set.try_recv().unwrap(), 4);
 }
 
-/// A pending async select and a pending `recv_async` on one set are both woken by a send.
+/// A pending `recv_async` is woken by a send, and so is a select over the set left pending
+/// and forgotten before it (its registration is woken once and dropped).
 #[test]
-fn an_async_select_and_a_receive_on_one_set_are_both_woken() {
-    let set = PortSet::new();
+fn a_receive_beside_a_forgotten_select_on_one_set_is_woken() {
+    let mut set = PortSet::new();
     let chan = set.chan();
     let (count, waker) = counting();
     let (select_count, select_waker) = counting();
+    let mut select = waiting_on(&set);
+    assert!(poll_once(&mut select, &select_waker).is_pending());
+    // Forgotten, so its borrow of the set ends and its registration stays.
+    common::forget(select);
     let mut receive = set.recv_async();
     assert!(poll_once(&mut receive, &waker).is_pending());
-    let endpoints: [&dyn Selectable; 1] = [&set];
-    let mut select = selecti_async(&endpoints);
-    assert!(poll_once(&mut select, &select_waker).is_pending());
     chan.send(5u32).unwrap();
     assert_eq!((wakes(&count), wakes(&select_count)), (1, 1));
-    assert!(matches!(
-        poll_once(&mut select, &select_waker),
-        Poll::Ready(0)
-    ));
     assert!(matches!(
         poll_once(&mut receive, &waker),
         Poll::Ready(Ok(5))
@@ -365,30 +371,29 @@ fn an_async_select_and_a_receive_on_one_set_are_both_woken() {
 /// A thread's select over the set times out while a task waits on the same set: the task's
 /// wait is untouched and the next message wakes it.
 #[test]
-fn a_thread_select_timing_out_leaves_a_pending_receive_waiting() {
+fn a_thread_select_timing_out_leaves_a_pending_wait_waiting() {
     let set = PortSet::new();
     let chan = set.chan();
     let (count, waker) = counting();
-    let mut receive = set.recv_async();
-    assert!(poll_once(&mut receive, &waker).is_pending());
+    let mut waiting = waiting_on(&set);
+    assert!(poll_once(&mut waiting, &waker).is_pending());
     assert_eq!(selecti_timeout(&[&set], Duration::from_millis(1)), None);
     chan.send(6u32).unwrap();
     assert_eq!(wakes(&count), 1);
-    assert!(matches!(
-        poll_once(&mut receive, &waker),
-        Poll::Ready(Ok(6))
-    ));
+    assert_eq!(poll_once(&mut waiting, &waker), Poll::Ready(0));
+    drop(waiting);
+    assert_eq!(set.try_recv().unwrap(), 6);
 }
 
 /// A thread's select over the set while a task waits on it: a sender wakes both.
 #[test]
-fn a_thread_select_and_a_pending_receive_on_one_set_are_both_woken() {
+fn a_thread_select_and_a_pending_wait_on_one_set_are_both_woken() {
     let set = PortSet::new();
     let chan = set.chan();
     let (quiet, _quiet_chan) = oneshot::<u32>();
     let (count, waker) = counting();
-    let mut receive = set.recv_async();
-    assert!(poll_once(&mut receive, &waker).is_pending());
+    let mut waiting = waiting_on(&set);
+    assert!(poll_once(&mut waiting, &waker).is_pending());
     let sender = thread::spawn(move || {
         thread::sleep(SETTLE);
         chan.send(7u32).unwrap();
@@ -397,29 +402,30 @@ fn a_thread_select_and_a_pending_receive_on_one_set_are_both_woken() {
     assert_eq!(pipes_runtime::selecti(&[&quiet, &set]), 1);
     let chan = sender.join().unwrap();
     assert_eq!(wakes(&count), 1);
-    assert!(matches!(
-        poll_once(&mut receive, &waker),
-        Poll::Ready(Ok(7))
-    ));
+    assert_eq!(poll_once(&mut waiting, &waker), Poll::Ready(0));
+    drop(waiting);
+    assert_eq!(set.try_recv().unwrap(), 7);
     drop(chan);
     assert!(set.recv().is_err());
 }
 
-/// A port added with a message already in it while a task waits: the task is woken, as if a
-/// sender had just woken that port.
+/// A port added with a message already in it while a task waits on the set: the task is
+/// woken, as if a sender had just woken that port; a receive then takes the message.
 #[test]
-fn a_port_added_with_a_message_wakes_a_pending_receive() {
-    let set = PortSet::new();
+fn a_port_added_with_a_message_wakes_a_pending_wait() {
+    let mut set = PortSet::new();
     let _quiet = set.chan();
     let (count, waker) = counting();
-    let mut receive = set.recv_async();
-    assert!(poll_once(&mut receive, &waker).is_pending());
+    let mut waiting = waiting_on(&set);
+    assert!(poll_once(&mut waiting, &waker).is_pending());
     let (port, chan) = stream();
     chan.send(8u32).unwrap();
     set.add(port);
     assert_eq!(wakes(&count), 1);
+    assert_eq!(poll_once(&mut waiting, &waker), Poll::Ready(0));
+    drop(waiting);
     assert!(matches!(
-        poll_once(&mut receive, &waker),
+        poll_once(&mut set.recv_async(), &waker),
         Poll::Ready(Ok(8))
     ));
 }
@@ -431,18 +437,17 @@ fn a_chan_made_while_a_task_waits_reaches_it() {
     let set = PortSet::new();
     let _quiet = set.chan();
     let (count, waker) = counting();
-    let mut receive = set.recv_async();
-    assert!(poll_once(&mut receive, &waker).is_pending());
+    let mut waiting = waiting_on(&set);
+    assert!(poll_once(&mut waiting, &waker).is_pending());
     let chan = set.chan();
     // Woken to look at the new port, which is empty: the task waits again, watching it.
     assert_eq!(wakes(&count), 1);
-    assert!(poll_once(&mut receive, &waker).is_pending());
+    assert!(poll_once(&mut waiting, &waker).is_pending());
     chan.send(9u32).unwrap();
     assert_eq!(wakes(&count), 2);
-    assert!(matches!(
-        poll_once(&mut receive, &waker),
-        Poll::Ready(Ok(9))
-    ));
+    assert_eq!(poll_once(&mut waiting, &waker), Poll::Ready(0));
+    drop(waiting);
+    assert_eq!(set.try_recv().unwrap(), 9);
 }
 
 /// The same as a port added to a set that an async select waits on.
@@ -464,17 +469,17 @@ fn a_port_added_with_a_message_wakes_a_pending_async_select() {
     assert_eq!(set.try_recv().unwrap(), 10);
 }
 
-/// A thread's timed receive while a task's receive on the same set is pending, and then
+/// A thread's timed receive while a task's wait on the same set is pending, and then
 /// forgotten: the thread parks (it does not spin on the task's sleep mark) and times out.
 #[test]
-fn recv_timeout_times_out_while_a_forgotten_receive_waits() {
+fn recv_timeout_times_out_while_a_forgotten_wait_waits() {
     let set = PortSet::new();
     let chan = set.chan();
     let (count, waker) = counting();
     // Forgotten: never dropped while it matters (`ManuallyDrop` rather than `mem::forget` only
     // so that it can be dropped at the end and Miri's leak check stays quiet).
-    let mut receive = std::mem::ManuallyDrop::new(set.recv_async());
-    assert!(poll_once(&mut *receive, &waker).is_pending());
+    let mut waiting = std::mem::ManuallyDrop::new(waiting_on(&set));
+    assert!(poll_once(&mut *waiting, &waker).is_pending());
     assert!(matches!(
         set.recv_timeout(Duration::from_millis(50)),
         Err(RecvTimeoutError::Timeout(()))
@@ -486,18 +491,18 @@ fn recv_timeout_times_out_while_a_forgotten_receive_waits() {
     assert_eq!(set.recv().unwrap(), 12);
     assert!(wakes(&count) <= 1);
     // SAFETY: dropped once, and not used again.
-    unsafe { std::mem::ManuallyDrop::drop(&mut receive) };
+    unsafe { std::mem::ManuallyDrop::drop(&mut waiting) };
 }
 
-/// A thread's blocking receive while a task's receive on the same set is pending: the thread
+/// A thread's blocking receive while a task's wait on the same set is pending: the thread
 /// parks and the sender wakes both.
 #[test]
-fn a_blocked_recv_and_a_pending_receive_are_both_woken() {
-    let set = PortSet::new();
+fn a_blocked_recv_and_a_pending_wait_are_both_woken() {
+    let mut set = PortSet::new();
     let chan = set.chan();
     let (count, waker) = counting();
-    let mut receive = set.recv_async();
-    assert!(poll_once(&mut receive, &waker).is_pending());
+    let mut waiting = waiting_on(&set);
+    assert!(poll_once(&mut waiting, &waker).is_pending());
     let sender = thread::spawn(move || {
         thread::sleep(SETTLE);
         chan.send(13u32).unwrap();
@@ -507,11 +512,36 @@ fn a_blocked_recv_and_a_pending_receive_are_both_woken() {
     let chan = sender.join().unwrap();
     assert_eq!(wakes(&count), 1);
     // The task finds nothing and waits again; the next message is its.
-    assert!(poll_once(&mut receive, &waker).is_pending());
+    assert!(poll_once(&mut waiting, &waker).is_pending());
     chan.send(14).unwrap();
     assert_eq!(wakes(&count), 2);
+    assert_eq!(poll_once(&mut waiting, &waker), Poll::Ready(0));
+    drop(waiting);
     assert!(matches!(
-        poll_once(&mut receive, &waker),
+        poll_once(&mut set.recv_async(), &waker),
         Poll::Ready(Ok(14))
     ));
+}
+
+/// An async select over the set stays pending while a receive through the set takes the
+/// message that woke it: the port it came from is then being served, neither watched nor
+/// queued, so no sender announces it. The select's next poll must look at the set (watching
+/// that port) before it waits again, or the next message on that port never wakes it.
+#[test]
+fn an_async_select_re_polled_after_a_receive_through_the_set_is_woken_by_the_next_message() {
+    let set = PortSet::new();
+    let chan = set.chan();
+    let (count, waker) = counting();
+    let endpoints: [&dyn Selectable; 1] = [&set];
+    let mut select = selecti_async(&endpoints);
+    assert!(poll_once(&mut select, &waker).is_pending());
+    chan.send(1u32).unwrap();
+    assert_eq!(wakes(&count), 1);
+    assert_eq!(set.try_recv().unwrap(), 1);
+    assert!(poll_once(&mut select, &waker).is_pending());
+    chan.send(2).unwrap();
+    assert_eq!(wakes(&count), 2, "the next message wakes the select");
+    assert_eq!(poll_once(&mut select, &waker), Poll::Ready(0));
+    drop(select);
+    assert_eq!(set.try_recv().unwrap(), 2);
 }

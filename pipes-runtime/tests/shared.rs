@@ -154,7 +154,7 @@ fn a_shared_chans_port_selects_and_receives_async() {
     };
     use std::time::Duration;
 
-    let (port, chan) = stream::<u8>();
+    let (mut port, chan) = stream::<u8>();
     let shared = SharedChan::new(chan);
     let (other, _other_chan) = stream::<u8>();
     assert_eq!(

@@ -72,7 +72,7 @@ fn blocking_receives_selects_and_async_waits_work_in_a_thread_local_destructor()
         });
         // Make the runtime create its per-thread state on this thread: a blocking wait (the
         // thread's waiter, its spin budget) and an async one (the spare task waiter).
-        let (warm, warm_chan) = stream::<u32>();
+        let (mut warm, warm_chan) = stream::<u32>();
         let warmer = thread::spawn(move || {
             thread::sleep(Duration::from_millis(10));
             warm_chan.send(0).unwrap();

@@ -3,7 +3,6 @@
 //! future is pending, two futures watching one endpoint. None of these may make a receive free
 //! a packet its sender may still write (these tests run under Miri in CI), hang, or spin.
 
-use std::mem;
 use std::task::Poll;
 use std::thread;
 use std::time::Duration;
@@ -12,11 +11,8 @@ mod common;
 
 use common::task::{block_on, counting, poll_once, wakes};
 use pipes_runtime::__private::{Receiving, RecvEndpoint, Settled, StateName, StateWord};
-use pipes_runtime::{
-    Either, oneshot,
-    select::{Selectable, select2_async, selecti_async},
-    selecti, stream,
-};
+use pipes_runtime::select::{Selectable, select2_async, selecti_async};
+use pipes_runtime::{Either, PortSet, oneshot, selecti, stream};
 
 pipes_runtime::proto! {
     pub ticks {
@@ -46,7 +42,7 @@ fn a_forgotten_select_future_leaves_a_watch_that_a_blocking_receive_takes_over()
     let endpoints: [&dyn Selectable; 1] = [&port];
     let mut select = selecti_async(&endpoints);
     assert!(poll_once(&mut select, &waker).is_pending());
-    mem::forget(select);
+    common::forget(select);
     // The receive finds the forgotten future's waiter in the word: it must wait for the message,
     // not take the waiter for a hang-up and free the packet the chan is about to write.
     let sender = send_later(chan, 3);
@@ -55,6 +51,43 @@ fn a_forgotten_select_future_leaves_a_watch_that_a_blocking_receive_takes_over()
     }
     sender.join().unwrap();
     assert!(port.recv().is_err(), "the chan is gone");
+}
+
+/// A port's own receive future, polled and forgotten: its exclusive borrow of the port ends,
+/// its watch stays in the lane's word, and the port's next receives (blocking, async, select)
+/// must wait for the messages rather than take that watch for a hang-up.
+#[test]
+fn a_forgotten_port_receive_leaves_a_watch_that_the_next_receives_take_over() {
+    let (mut port, chan) = stream::<[u64; 128]>();
+    let (_count, waker) = counting();
+    let mut receive = port.recv_async();
+    assert!(poll_once(&mut receive, &waker).is_pending());
+    common::forget(receive);
+    let sender = send_later(chan, 3);
+    assert_eq!(port.recv().unwrap(), tick(0));
+    assert_eq!(block_on(port.recv_async()).unwrap(), tick(1));
+    assert_eq!(selecti(&[&port]), 0);
+    assert_eq!(port.try_recv().unwrap(), tick(2));
+    sender.join().unwrap();
+    assert!(port.recv().is_err(), "the chan is gone");
+}
+
+/// The same for a port set's receive future: its entry with the set stays until the next
+/// message wakes it once and drops it, and the set's next receives get every message.
+#[test]
+fn a_forgotten_port_set_receive_leaves_an_entry_the_next_message_drops() {
+    let mut set = PortSet::new();
+    let chan = set.chan();
+    let (count, waker) = counting();
+    let mut receive = set.recv_async();
+    assert!(poll_once(&mut receive, &waker).is_pending());
+    common::forget(receive);
+    let sender = send_later(chan, 2);
+    assert_eq!(block_on(set.recv_async()).unwrap(), tick(0));
+    assert_eq!(set.recv().unwrap(), tick(1));
+    sender.join().unwrap();
+    assert!(set.recv().is_err(), "the chan is gone");
+    assert!(wakes(&count) <= 1, "woken at most once, spuriously");
 }
 
 #[test]
@@ -83,7 +116,7 @@ fn a_receive_with_a_timeout_over_a_forgotten_watch_times_out_and_receives_later(
     let endpoints: [&dyn Selectable; 1] = [&port];
     let mut select = selecti_async(&endpoints);
     assert!(poll_once(&mut select, &waker).is_pending());
-    mem::forget(select);
+    common::forget(select);
     assert!(
         port.recv_timeout(Duration::from_millis(10))
             .unwrap_err()
@@ -103,7 +136,7 @@ fn a_thread_select_over_a_forgotten_watch_waits_for_the_message() {
     let endpoints: [&dyn Selectable; 1] = [&port];
     let mut select = selecti_async(&endpoints);
     assert!(poll_once(&mut select, &waker).is_pending());
-    mem::forget(select);
+    common::forget(select);
     let sender = send_later(chan, 1);
     assert_eq!(selecti(&[&port]), 0);
     assert_eq!(port.try_recv().unwrap(), tick(0));
@@ -118,7 +151,7 @@ fn a_generated_endpoint_received_after_its_select_future_was_forgotten() {
         let endpoints: [&dyn Selectable; 1] = [&server];
         let mut select = selecti_async(&endpoints);
         assert!(poll_once(&mut select, &waker).is_pending());
-        mem::forget(select);
+        common::forget(select);
     }
     let sender = thread::spawn(move || {
         thread::sleep(Duration::from_millis(20));
@@ -139,7 +172,7 @@ fn select2_async_over_borrowed_ports_forgotten_then_received() {
     let (_count, waker) = counting();
     let mut select = select2_async(&a, &b);
     assert!(poll_once(&mut select, &waker).is_pending());
-    mem::forget(select);
+    common::forget(select);
     let sender = send_later(a_chan, 1);
     assert_eq!(a.recv().unwrap(), tick(0));
     sender.join().unwrap();

@@ -4,7 +4,8 @@
 //! ..., timeout(duration) => { body }`. Expand: one `selecti` (or `selecti_timeout`) over all
 //! endpoints, then a `match` on the index; the ready endpoint is received from (it cannot block)
 //! and its message matched against the arms. `select_async!` (an `async;` after the runtime)
-//! awaits `selecti_async` instead and has no timeout arm. The arms are a plain `match` on the state's enum,
+//! awaits `selecti_async` instead, over `&mut` borrows of the endpoints (so its future is
+//! `Send` when they are), and has no timeout arm. The arms are a plain `match` on the state's enum,
 //! so a forgotten message is rustc's own non-exhaustive-patterns error, at the endpoint.
 
 use proc_macro2::{Ident, Span, TokenStream};
@@ -181,9 +182,22 @@ impl Select {
             let expr = &endpoint.expr;
             quote_spanned!(expr.span()=> &#expr as &dyn #rt::select::Selectable)
         });
+        // The async wait borrows each endpoint exclusively, in a list that keeps every
+        // endpoint's type, `(&mut a, (&mut b, ()))`: the future is then `Send` exactly when
+        // the endpoints are (a shared borrow of an endpoint never is), so it runs in a task of
+        // a multi-threaded executor. Each borrow checks its endpoint at the user's token.
+        let list = self
+            .endpoints
+            .iter()
+            .rev()
+            .fold(quote!(()), |rest, endpoint| {
+                let expr = &endpoint.expr;
+                let borrow = quote_spanned!(expr.span()=> #rt::__private::selectable(&mut #expr));
+                quote!((#borrow, #rest))
+            });
         let ready = match &self.timeout {
             None if self.asynchronous => {
-                quote!(::core::option::Option::Some(#rt::select::selecti_async(&[#(#refs),*]).await))
+                quote!(::core::option::Option::Some(#rt::select::selecti_async(#list).await))
             }
             None => quote!(::core::option::Option::Some(#rt::select::selecti(&[#(#refs),*]))),
             Some((duration, _)) => quote!(#rt::select::selecti_timeout(&[#(#refs),*], #duration)),

@@ -48,3 +48,19 @@ pub const SETTLE: std::time::Duration =
 pub const fn size(normal: usize, miri: usize) -> usize {
     if cfg!(miri) { miri } else { normal }
 }
+
+/// `mem::forget`, as a user may (it is safe): the value's drop never runs and every borrow in
+/// it ends. The value is kept in a leaked box reachable from a static rather than forgotten,
+/// only so that Miri's leak check (which skips memory reachable from statics) stays quiet; it
+/// is never touched again.
+pub fn forget<T>(value: T) {
+    /// A pointer never dereferenced.
+    struct Kept(#[allow(dead_code)] *mut ());
+    // SAFETY: the pointer is only stored, never read through, on any thread.
+    unsafe impl Send for Kept {}
+    static KEPT: std::sync::Mutex<Vec<Kept>> = std::sync::Mutex::new(Vec::new());
+    let kept = Box::into_raw(Box::new(value)).cast::<()>();
+    KEPT.lock()
+        .unwrap_or_else(|poisoned| poisoned.into_inner())
+        .push(Kept(kept));
+}
