@@ -48,7 +48,7 @@
 //! - [`PortSet::recv`] blocks; [`PortSet::try_recv`] never blocks; [`PortSet::recv_timeout`]
 //!   and [`PortSet::recv_deadline`] block for a while; [`PortSet::iter`] (also `for message
 //!   in &set`) blocks for each message.
-//! - [`PortSet::recv_async`] (on `&mut self`) is a [`PortSetRecv`] future for any executor,
+//! - [`PortSet::recv_async`] (on `&mut self`) is a [`PortSetRecvFuture`] future for any executor,
 //!   cancel-safe, and `Send` when the messages are. Several tasks on one thread sharing an
 //!   `Rc<PortSet>` wait with an async select over the set
 //!   (`selecti_async([&*set as &dyn Selectable])`), then `try_recv`.
@@ -327,8 +327,8 @@ impl<T> PortSet<T> {
     /// `&set` left pending before, and a future forgotten with `mem::forget`, whose
     /// registration the next message wakes once and drops. A message wakes every one of them,
     /// and each takes back only its own registration.
-    pub fn recv_async(&mut self) -> PortSetRecv<'_, T> {
-        PortSetRecv::new(self)
+    pub fn recv_async(&mut self) -> PortSetRecvFuture<'_, T> {
+        PortSetRecvFuture::new(self)
     }
 
     /// An iterator over messages that blocks for each and ends when every chan is gone.
@@ -429,7 +429,7 @@ impl<T> PortSet<T> {
 /// `B` is the borrow: `&mut PortSet<T>` for `recv_async`, `&PortSet<T>` for a borrowed set's
 /// [`Recv::recv_async`] (not `Send`; several may be pending on one set, each with its own
 /// registration).
-pub struct PortSetRecv<'a, T, B: Deref<Target = PortSet<T>> = &'a mut PortSet<T>> {
+pub struct PortSetRecvFuture<'a, T, B: Deref<Target = PortSet<T>> = &'a mut PortSet<T>> {
     /// Exclusive for `recv_async`, so that this future is the set's one user while it lives,
     /// whatever thread polls it (`&mut PortSet<T>` is `Send` when `PortSet<T>` is, `&PortSet<T>`
     /// never).
@@ -440,9 +440,9 @@ pub struct PortSetRecv<'a, T, B: Deref<Target = PortSet<T>> = &'a mut PortSet<T>
     _borrow: PhantomData<&'a ()>,
 }
 
-impl<'a, T, B: Deref<Target = PortSet<T>>> PortSetRecv<'a, T, B> {
+impl<'a, T, B: Deref<Target = PortSet<T>>> PortSetRecvFuture<'a, T, B> {
     fn new(set: B) -> Self {
-        PortSetRecv {
+        PortSetRecvFuture {
             set,
             waiter: None,
             _borrow: PhantomData,
@@ -459,9 +459,9 @@ impl<'a, T, B: Deref<Target = PortSet<T>>> PortSetRecv<'a, T, B> {
 }
 
 // Nothing is pinned: the ready list holds the waiter's address, not the future's.
-impl<T, B: Deref<Target = PortSet<T>>> Unpin for PortSetRecv<'_, T, B> {}
+impl<T, B: Deref<Target = PortSet<T>>> Unpin for PortSetRecvFuture<'_, T, B> {}
 
-impl<T, B: Deref<Target = PortSet<T>>> Future for PortSetRecv<'_, T, B> {
+impl<T, B: Deref<Target = PortSet<T>>> Future for PortSetRecvFuture<'_, T, B> {
     type Output = Result<T, RecvError>;
 
     fn poll(self: Pin<&mut Self>, cx: &mut Context<'_>) -> std::task::Poll<Self::Output> {
@@ -495,16 +495,16 @@ impl<T, B: Deref<Target = PortSet<T>>> Future for PortSetRecv<'_, T, B> {
     }
 }
 
-impl<T, B: Deref<Target = PortSet<T>>> Drop for PortSetRecv<'_, T, B> {
+impl<T, B: Deref<Target = PortSet<T>>> Drop for PortSetRecvFuture<'_, T, B> {
     fn drop(&mut self) {
         // Queued ports stay queued for the set's next receive; only the registration goes.
         self.leave();
     }
 }
 
-impl<T, B: Deref<Target = PortSet<T>>> fmt::Debug for PortSetRecv<'_, T, B> {
+impl<T, B: Deref<Target = PortSet<T>>> fmt::Debug for PortSetRecvFuture<'_, T, B> {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        f.debug_struct("PortSetRecv")
+        f.debug_struct("PortSetRecvFuture")
             .field("registered", &self.waiter.is_some())
             .finish_non_exhaustive()
     }
@@ -566,7 +566,7 @@ impl<T> Sealed for &PortSet<T> {}
 
 impl<'a, T> Recv for &'a PortSet<T> {
     type Message = T;
-    type Future = PortSetRecv<'a, T, &'a PortSet<T>>;
+    type Future = PortSetRecvFuture<'a, T, &'a PortSet<T>>;
 
     fn recv(self) -> Result<T, RecvError> {
         PortSet::recv(self)
@@ -581,8 +581,8 @@ impl<'a, T> Recv for &'a PortSet<T> {
     }
 
     /// Borrows the set shared, so unlike [`PortSet::recv_async`] the future is not `Send`.
-    fn recv_async(this: Self) -> PortSetRecv<'a, T, &'a PortSet<T>> {
-        PortSetRecv::new(this)
+    fn recv_async(this: Self) -> PortSetRecvFuture<'a, T, &'a PortSet<T>> {
+        PortSetRecvFuture::new(this)
     }
 
     fn __select_target(&self) -> Target<'_> {
@@ -736,7 +736,8 @@ mod tests {
         // box's memory is freed without running the future's drop (the `ManuallyDrop`), and
         // its waiter is taken out by value, reading nothing through the stale borrow.
         unsafe {
-            let forgotten = Box::from_raw(forgotten.cast::<ManuallyDrop<PortSetRecv<'_, u8>>>());
+            let forgotten =
+                Box::from_raw(forgotten.cast::<ManuallyDrop<PortSetRecvFuture<'_, u8>>>());
             drop(std::ptr::read(&forgotten.waiter));
         }
     }

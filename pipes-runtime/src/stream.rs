@@ -36,7 +36,7 @@
 //!   [`Port::recv_timeout`] and [`Port::recv_deadline`] block for a while.
 //! - [`Port::iter`] (also `for message in &port`) blocks for each message;
 //!   [`Port::try_iter`] takes what is already there.
-//! - [`Port::recv_async`] is a [`PortRecv`] future for any executor. It is cancel-safe: a
+//! - [`Port::recv_async`] is a [`PortRecvFuture`] future for any executor. It is cancel-safe: a
 //!   future dropped before it resolves loses nothing.
 //! - `&Port` is a receiving endpoint for [select](mod@crate::select), beside endpoints of any
 //!   protocol.
@@ -287,8 +287,8 @@ impl<T> Port<T> {
     /// A shared borrow could not give that: a port is single-consumer, so it is not `Sync`
     /// (two threads receiving at once would race on its lane), and `&Port` is therefore not
     /// `Send`. The exclusive borrow is what says no other receive runs while the future lives.
-    pub fn recv_async(&mut self) -> PortRecv<'_, T> {
-        PortRecv::new(self)
+    pub fn recv_async(&mut self) -> PortRecvFuture<'_, T> {
+        PortRecvFuture::new(self)
     }
 
     /// An iterator over messages that blocks for each and ends when the chan is gone.
@@ -380,7 +380,7 @@ impl<T> Drop for Port<T> {
 /// `B` is the borrow: `&mut Port<T>` for `recv_async`, `&Port<T>` for a borrowed port's
 /// [`Recv::recv_async`] (which, like every shared borrow of a port, is not `Send`).
 #[must_use = "a future does nothing unless polled"]
-pub struct PortRecv<'a, T, B: Deref<Target = Port<T>> = &'a mut Port<T>> {
+pub struct PortRecvFuture<'a, T, B: Deref<Target = Port<T>> = &'a mut Port<T>> {
     /// Exclusive for `recv_async`, so that this future is the port's one receiver while it
     /// lives, whatever thread polls it (`&mut Port<T>` is `Send` when `Port<T>` is, `&Port<T>`
     /// never).
@@ -390,9 +390,9 @@ pub struct PortRecv<'a, T, B: Deref<Target = Port<T>> = &'a mut Port<T>> {
     _borrow: PhantomData<&'a ()>,
 }
 
-impl<'a, T, B: Deref<Target = Port<T>>> PortRecv<'a, T, B> {
+impl<'a, T, B: Deref<Target = Port<T>>> PortRecvFuture<'a, T, B> {
     fn new(port: B) -> Self {
-        PortRecv {
+        PortRecvFuture {
             port,
             watch: None,
             _borrow: PhantomData,
@@ -401,9 +401,9 @@ impl<'a, T, B: Deref<Target = Port<T>>> PortRecv<'a, T, B> {
 }
 
 // Nothing is pinned: the lane's word holds the waiter's address, not the future's.
-impl<T, B: Deref<Target = Port<T>>> Unpin for PortRecv<'_, T, B> {}
+impl<T, B: Deref<Target = Port<T>>> Unpin for PortRecvFuture<'_, T, B> {}
 
-impl<T, B: Deref<Target = Port<T>>> Future for PortRecv<'_, T, B> {
+impl<T, B: Deref<Target = Port<T>>> Future for PortRecvFuture<'_, T, B> {
     type Output = Result<T, RecvError>;
 
     fn poll(self: Pin<&mut Self>, cx: &mut Context<'_>) -> Poll<Self::Output> {
@@ -422,7 +422,7 @@ impl<T, B: Deref<Target = Port<T>>> Future for PortRecv<'_, T, B> {
     }
 }
 
-impl<T, B: Deref<Target = Port<T>>> Drop for PortRecv<'_, T, B> {
+impl<T, B: Deref<Target = Port<T>>> Drop for PortRecvFuture<'_, T, B> {
     fn drop(&mut self) {
         // Take the waker back, or find a sender took it: the message is there for the port's
         // next receive.
@@ -430,9 +430,9 @@ impl<T, B: Deref<Target = Port<T>>> Drop for PortRecv<'_, T, B> {
     }
 }
 
-impl<T, B: Deref<Target = Port<T>>> fmt::Debug for PortRecv<'_, T, B> {
+impl<T, B: Deref<Target = Port<T>>> fmt::Debug for PortRecvFuture<'_, T, B> {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        f.debug_struct("PortRecv").finish_non_exhaustive()
+        f.debug_struct("PortRecvFuture").finish_non_exhaustive()
     }
 }
 
@@ -484,7 +484,7 @@ impl<T> Sealed for &Port<T> {}
 
 impl<'a, T> Recv for &'a Port<T> {
     type Message = T;
-    type Future = PortRecv<'a, T, &'a Port<T>>;
+    type Future = PortRecvFuture<'a, T, &'a Port<T>>;
 
     fn recv(self) -> Result<T, RecvError> {
         Port::recv(self)
@@ -499,8 +499,8 @@ impl<'a, T> Recv for &'a Port<T> {
     }
 
     /// Borrows the port shared, so unlike [`Port::recv_async`] the future is not `Send`.
-    fn recv_async(this: Self) -> PortRecv<'a, T, &'a Port<T>> {
-        PortRecv::new(this)
+    fn recv_async(this: Self) -> PortRecvFuture<'a, T, &'a Port<T>> {
+        PortRecvFuture::new(this)
     }
 
     fn __select_target(&self) -> Target<'_> {

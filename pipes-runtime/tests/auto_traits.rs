@@ -81,14 +81,14 @@ fn nothing_shares_a_payload_that_may_not_cross_threads() {
 /// endpoint is never `Sync`).
 #[test]
 fn futures_are_send_exactly_when_what_they_borrow_may_cross_threads() {
-    use pipes_runtime::port_set::PortSetRecv;
+    use pipes_runtime::port_set::PortSetRecvFuture;
     use pipes_runtime::select::{Selectable, SelectiFuture};
-    use pipes_runtime::stream::PortRecv;
+    use pipes_runtime::stream::PortRecvFuture;
     type NotSend = std::rc::Rc<u8>;
-    is_send::<PortRecv<'static, String>>();
-    is_send::<PortSetRecv<'static, String>>();
-    not_send::<PortRecv<'static, NotSend>>();
-    not_send::<PortSetRecv<'static, NotSend>>();
+    is_send::<PortRecvFuture<'static, String>>();
+    is_send::<PortSetRecvFuture<'static, String>>();
+    not_send::<PortRecvFuture<'static, NotSend>>();
+    not_send::<PortSetRecvFuture<'static, NotSend>>();
     is_send::<
         SelectiFuture<(
             &'static mut PortOne<String>,
