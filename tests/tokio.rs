@@ -430,3 +430,65 @@ async fn a_port_set_after_a_timed_out_receive_keeps_its_ports() {
     });
     assert_eq!(receiver.await.unwrap(), [1, 2]);
 }
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_generated_receive_timed_out_hands_its_endpoint_back_and_the_session_goes_on() {
+    for _ in 0..ROUNDS {
+        let (server, client) = ticks::init();
+        let (timed_out, mut told) = tokio::sync::oneshot::channel::<()>();
+        let task = tokio::spawn(async move {
+            // Borrowed by the timeout, so the future is still ours when it gives up.
+            let mut receive = server.recv_async();
+            let outcome = tokio::time::timeout(Duration::from_millis(1), &mut receive).await;
+            assert!(
+                outcome.is_err(),
+                "nothing is sent before the timeout is told"
+            );
+            let server = receive.cancel().expect("pending: the endpoint comes back");
+            timed_out.send(()).unwrap();
+            // The session is open: the client's ticks arrive on the same endpoint.
+            let (mut sum, mut server) = (0, server);
+            loop {
+                match server.await.unwrap() {
+                    Tick(n, next) => {
+                        sum += n;
+                        server = next;
+                    }
+                    Stop => return sum,
+                }
+            }
+        });
+        (&mut told).await.unwrap();
+        tick_all(client, 100);
+        assert_eq!(task.await.unwrap(), sum_below(100));
+    }
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_generated_receive_losing_a_tokio_select_hands_its_endpoint_back() {
+    for _ in 0..ROUNDS {
+        let (server, client) = ticks::init();
+        let (wake, mut woken) = tokio::sync::oneshot::channel::<()>();
+        let task = tokio::spawn(async move {
+            let mut receive = server.recv_async();
+            // The wake is sent before the ticks and looked at first, so it wins the race.
+            let server = tokio::select! {
+                biased;
+                _ = &mut woken => receive.cancel().expect("the wake won"),
+                _ = &mut receive => panic!("the wake is sent before the ticks"),
+            };
+            // What was sent meanwhile is still there for the endpoint handed back.
+            let Tick(0, server) = server.await.unwrap() else {
+                panic!("the first tick")
+            };
+            let Tick(1, server) = server.await.unwrap() else {
+                panic!("the second tick")
+            };
+            server.await.unwrap_err()
+        });
+        wake.send(()).unwrap();
+        drop(client.tick(0).unwrap().tick(1).unwrap());
+        let closed = task.await.unwrap();
+        assert!(closed.to_string().contains("ticks"), "{closed}");
+    }
+}
