@@ -16,3 +16,9 @@
 pub mod language;
 
 pub use pipes_runtime::*;
+
+/// Remote sessions: nodes, connections and the untyped sessions a protocol's pump will sit on
+/// (the `pipes-net` crate, with the `net` feature). The runtime stays executor-free: only this
+/// module brings in tokio.
+#[cfg(feature = "net")]
+pub use pipes_net as net;

@@ -1,0 +1,716 @@
+//! One connection between two nodes, carrying many sessions: the hello that starts it, the
+//! reader task that decodes frames and hands each to its session's inbox, the writer task that
+//! drains the one outbound queue (and sends heartbeats), and what happens when it dies: every
+//! session on it gets the error, and every waiting receive, send or open wakes up with it.
+//!
+//! Session ids are odd for sessions the dialing end opened and even for the accepting end's,
+//! so the two ends never pick the same id; 0 is the connection itself.
+
+use std::collections::HashMap;
+use std::io;
+use std::pin::Pin;
+use std::sync::atomic::{AtomicBool, AtomicU32, AtomicU64, Ordering};
+use std::sync::{Arc, Mutex, OnceLock};
+
+use bytes::{Bytes, BytesMut};
+use futures_core::Stream;
+use tokio::io::{AsyncRead, AsyncWrite, AsyncWriteExt, BufWriter};
+use tokio::sync::{Semaphore, mpsc, oneshot, watch};
+use tokio_util::codec::{Decoder, FramedRead, LengthDelimitedCodec, LengthDelimitedCodecError};
+
+use crate::error::{ConnectError, SessionError};
+use crate::frame::{AbortCode, CONNECTION, Frame, FrameError, Kind, Role};
+use crate::node::{Config, Protocol, Registry};
+use crate::session::{Event, RawSession};
+
+/// The first frame each end sends: who we are and which version of the frames we speak.
+const HELLO: &[u8] = b"pipes-net/1";
+
+/// Which end of a connection this node is: the one that dialed it, or the one that accepted.
+/// It decides which session ids each end picks.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Origin {
+    /// This node dialed the connection.
+    Dialed,
+    /// This node accepted it.
+    Accepted,
+}
+
+/// A live connection's state, shared by its tasks and its sessions.
+pub(crate) struct Conn {
+    pub(crate) config: Config,
+    registry: Arc<Registry>,
+    /// Encoded frames (length prefix included) for the writer task.
+    out: mpsc::UnboundedSender<Bytes>,
+    sessions: Mutex<HashMap<u64, Entry>>,
+    /// Why the connection died; set once.
+    failure: OnceLock<SessionError>,
+    /// Tells the tasks to stop.
+    dead: watch::Sender<bool>,
+    next_id: AtomicU64,
+    pub(crate) handle: tokio::runtime::Handle,
+}
+
+/// A session as the reader task sees it.
+struct Entry {
+    events: mpsc::UnboundedSender<Event>,
+    slot: Arc<Slot>,
+    /// While the session is being opened by this end: what it expects of the peer's answer.
+    opening: Option<Opening>,
+}
+
+/// A session this end is opening.
+struct Opening {
+    /// Where the peer's answer goes.
+    answer: oneshot::Sender<Result<(), ConnectError>>,
+    protocol: Protocol,
+    role: Role,
+}
+
+/// What a session shares with the reader task.
+pub(crate) struct Slot {
+    /// The credit window this end grants the peer (0: no flow control).
+    pub(crate) window: u32,
+    /// Messages received and not yet credited back.
+    pub(crate) inflight: AtomicU32,
+    /// Whether sends need credit: the peer granted a window.
+    pub(crate) limited: AtomicBool,
+    /// The peer's window for this end's sends; closed when the session ends.
+    pub(crate) credit: Semaphore,
+    /// The peer's window, as it announced it.
+    peer_window: AtomicU32,
+    /// Why the session ended, once it has.
+    pub(crate) ended: Mutex<Option<SessionError>>,
+}
+
+impl Slot {
+    fn new(window: u32) -> Self {
+        Slot {
+            window,
+            inflight: AtomicU32::new(0),
+            limited: AtomicBool::new(false),
+            credit: Semaphore::new(0),
+            peer_window: AtomicU32::new(0),
+            ended: Mutex::new(None),
+        }
+    }
+
+    /// Takes the peer's window from its `Open`.
+    fn grant(&self, peer_window: u32) {
+        self.peer_window.store(peer_window, Ordering::Relaxed);
+        if peer_window > 0 {
+            self.credit.add_permits(peer_window as usize);
+            self.limited.store(true, Ordering::Release);
+        }
+    }
+
+    /// Ends the session with `error` (the first reason wins) and wakes a send waiting for
+    /// credit.
+    pub(crate) fn end(&self, error: SessionError) {
+        let mut ended = lock(&self.ended);
+        if ended.is_none() {
+            *ended = Some(error);
+        }
+        self.credit.close();
+    }
+}
+
+/// Locks a mutex whose data stays consistent even if a holder panicked.
+pub(crate) fn lock<T>(mutex: &Mutex<T>) -> std::sync::MutexGuard<'_, T> {
+    mutex
+        .lock()
+        .unwrap_or_else(std::sync::PoisonError::into_inner)
+}
+
+impl Conn {
+    /// Why the connection died, if it has.
+    pub(crate) fn failure(&self) -> Option<SessionError> {
+        self.failure.get().cloned()
+    }
+
+    /// Whether the connection died.
+    pub(crate) fn is_dead(&self) -> bool {
+        self.failure.get().is_some()
+    }
+
+    /// Kills the connection: every session on it ends with `error`, and the tasks stop.
+    pub(crate) fn fail(&self, error: SessionError) {
+        if self.failure.set(error.clone()).is_err() {
+            return;
+        }
+        let sessions = std::mem::take(&mut *lock(&self.sessions));
+        for (_, entry) in sessions {
+            entry.slot.end(error.clone());
+            // Dropping the entry drops its inbox sender and its opener's answer: a waiting
+            // receive or open wakes and finds `failure`.
+        }
+        self.dead.send_replace(true);
+    }
+
+    /// Queues an encoded frame for the writer.
+    pub(crate) fn send_bytes(&self, bytes: Bytes) -> Result<(), SessionError> {
+        if let Some(failure) = self.failure() {
+            return Err(failure);
+        }
+        self.out
+            .send(bytes)
+            .map_err(|_| self.failure().unwrap_or_else(closed_by_node))
+    }
+
+    /// Encodes and queues a frame without payload.
+    pub(crate) fn send_frame(&self, session: u64, kind: Kind) -> Result<(), SessionError> {
+        let mut out = BytesMut::new();
+        Frame::new(session, kind)
+            .encode(self.config.max_frame, &mut out)
+            .map_err(|error| match error {
+                FrameError::TooLarge { len, max } => SessionError::FrameTooLarge { len, max },
+                other => SessionError::Violation(other.to_string()),
+            })?;
+        self.send_bytes(out.freeze())
+    }
+
+    /// Forgets a session this end ended; whether it was still live.
+    pub(crate) fn remove(&self, id: u64) -> bool {
+        lock(&self.sessions).remove(&id).is_some()
+    }
+
+    /// Opens a session: sends `Open` and waits for the peer's `Open` (or its `Abort`).
+    /// Runs on the node's runtime (it uses its timer).
+    pub(crate) async fn open(
+        self: Arc<Self>,
+        protocol: Protocol,
+        role: Role,
+    ) -> Result<RawSession, ConnectError> {
+        let id = self.next_id.fetch_add(2, Ordering::Relaxed);
+        let window = protocol.window(&self.config);
+        let slot = Arc::new(Slot::new(window));
+        let (events, inbox) = mpsc::unbounded_channel();
+        let (answer, answered) = oneshot::channel();
+        {
+            let mut sessions = lock(&self.sessions);
+            if let Some(failure) = self.failure() {
+                return Err(failure.into());
+            }
+            sessions.insert(
+                id,
+                Entry {
+                    events,
+                    slot: slot.clone(),
+                    opening: Some(Opening {
+                        answer,
+                        protocol,
+                        role,
+                    }),
+                },
+            );
+        }
+        let open = Kind::Open {
+            role,
+            window,
+            name: protocol.name.to_owned(),
+            fingerprint: Bytes::from_static(protocol.fingerprint),
+        };
+        self.send_frame(id, open)?;
+        match tokio::time::timeout(self.config.open_timeout, answered).await {
+            Ok(Ok(Ok(()))) => Ok(RawSession::new(id, self, slot, inbox, protocol.name)),
+            Ok(Ok(Err(error))) => Err(error),
+            Ok(Err(_)) => Err(self.failure().unwrap_or_else(closed_by_node).into()),
+            Err(_) => {
+                self.remove(id);
+                let _ = self.send_frame(
+                    id,
+                    Kind::Abort {
+                        code: AbortCode::Aborted,
+                        reason: "open timed out".into(),
+                    },
+                );
+                Err(ConnectError::Timeout)
+            }
+        }
+    }
+
+    /// Handles one frame from the peer. A frame that breaks the framing is the connection's
+    /// failure; one that breaks a session's rules aborts that session.
+    fn dispatch(self: &Arc<Self>, frame: Frame, origin: Origin) -> Result<(), SessionError> {
+        let id = frame.session;
+        if id == CONNECTION {
+            return match frame.kind {
+                Kind::Ping => Ok(()),
+                other => Err(SessionError::Violation(format!(
+                    "a {} frame on the connection's session 0",
+                    other.name()
+                ))),
+            };
+        }
+        let peers = (id % 2 == 1) == (origin == Origin::Accepted);
+        match frame.kind {
+            Kind::Open {
+                role,
+                window,
+                name,
+                fingerprint,
+            } => {
+                if peers {
+                    self.accept(id, role, window, name, fingerprint)
+                } else {
+                    self.answered(id, role, window, &name, &fingerprint);
+                    Ok(())
+                }
+            }
+            Kind::Msg { state, msg } => {
+                let sessions = lock(&self.sessions);
+                // A session this end already closed: the peer sent before it knew.
+                let Some(entry) = sessions.get(&id) else {
+                    return Ok(());
+                };
+                if entry.opening.is_some() {
+                    return Err(SessionError::Violation(format!(
+                        "a message on session {id} before its Open was answered"
+                    )));
+                }
+                let inflight = entry.slot.inflight.fetch_add(1, Ordering::AcqRel) + 1;
+                let window = entry.slot.window;
+                let events = entry.events.clone();
+                drop(sessions);
+                if window > 0 && inflight > window {
+                    self.abort_session(
+                        id,
+                        AbortCode::Violation,
+                        format!("more messages in flight than the credit window of {window}"),
+                    );
+                    return Ok(());
+                }
+                let _ = events.send(Event::Msg {
+                    state,
+                    msg,
+                    payload: frame.payload,
+                });
+                Ok(())
+            }
+            Kind::Close => {
+                self.end_session(id, SessionError::PeerClosed, None);
+                Ok(())
+            }
+            Kind::Abort { code, reason } => {
+                let error = match code {
+                    AbortCode::Violation => SessionError::Violation(reason.clone()),
+                    _ => SessionError::Aborted(reason.clone()),
+                };
+                let refusal = match code {
+                    AbortCode::Refused => ConnectError::Refused(reason),
+                    AbortCode::Incompatible => ConnectError::Incompatible(reason),
+                    AbortCode::Aborted | AbortCode::Violation => {
+                        ConnectError::Refused(format!("the peer aborted the open: {reason}"))
+                    }
+                };
+                self.end_session(id, error, Some(refusal));
+                Ok(())
+            }
+            Kind::Credit { n } => {
+                let sessions = lock(&self.sessions);
+                let Some(entry) = sessions.get(&id) else {
+                    return Ok(());
+                };
+                let slot = entry.slot.clone();
+                drop(sessions);
+                let peer_window = slot.peer_window.load(Ordering::Relaxed);
+                let available = slot.credit.available_permits() as u64;
+                if peer_window == 0 || available + u64::from(n) > u64::from(peer_window) {
+                    self.abort_session(
+                        id,
+                        AbortCode::Violation,
+                        format!("a credit of {n} past the window of {peer_window}"),
+                    );
+                } else {
+                    slot.credit.add_permits(n as usize);
+                }
+                Ok(())
+            }
+            Kind::Ping => Err(SessionError::Violation(format!(
+                "a Ping frame on session {id}"
+            ))),
+        }
+    }
+
+    /// The peer opens a session: answer with our `Open` and hand the session to the
+    /// protocol's acceptor, or refuse it.
+    fn accept(
+        self: &Arc<Self>,
+        id: u64,
+        role: Role,
+        window: u32,
+        name: String,
+        fingerprint: Bytes,
+    ) -> Result<(), SessionError> {
+        if lock(&self.sessions).contains_key(&id) {
+            return Err(SessionError::Violation(format!(
+                "a second Open of session {id}"
+            )));
+        }
+        let serve = self.registry.get(&name);
+        let refusal = match &serve {
+            None => Some((
+                AbortCode::Refused,
+                format!("no protocol named `{name}` is served here"),
+            )),
+            Some(serve) if serve.acceptor.is_closed() => Some((
+                AbortCode::Refused,
+                format!("protocol `{name}` is no longer accepted here"),
+            )),
+            Some(serve) if *serve.protocol.fingerprint != *fingerprint => Some((
+                AbortCode::Incompatible,
+                format!(
+                    "protocol `{name}` differs: fingerprint {} here, {} there",
+                    hex(serve.protocol.fingerprint),
+                    hex(&fingerprint)
+                ),
+            )),
+            Some(serve) if role != serve.role.dual() => Some((
+                AbortCode::Incompatible,
+                format!("both ends play the {role:?} of protocol `{name}`"),
+            )),
+            Some(_) => None,
+        };
+        let Some(serve) = serve.filter(|_| refusal.is_none()) else {
+            let (code, reason) = refusal.unwrap_or((AbortCode::Refused, String::new()));
+            let _ = self.send_frame(id, Kind::Abort { code, reason });
+            return Ok(());
+        };
+        let ours = serve.protocol.window(&self.config);
+        let slot = Arc::new(Slot::new(ours));
+        slot.grant(window);
+        let (events, inbox) = mpsc::unbounded_channel();
+        lock(&self.sessions).insert(
+            id,
+            Entry {
+                events,
+                slot: slot.clone(),
+                opening: None,
+            },
+        );
+        self.send_frame(
+            id,
+            Kind::Open {
+                role: serve.role,
+                window: ours,
+                name,
+                fingerprint: Bytes::from_static(serve.protocol.fingerprint),
+            },
+        )?;
+        let session = RawSession::new(id, self.clone(), slot, inbox, serve.protocol.name);
+        if let Err(mpsc::error::SendError(session)) = serve.acceptor.send(session) {
+            session.abort_with(AbortCode::Refused, "the acceptor was dropped");
+        }
+        Ok(())
+    }
+
+    /// The peer answered a session this end opened.
+    fn answered(&self, id: u64, role: Role, window: u32, name: &str, fingerprint: &[u8]) {
+        let mut sessions = lock(&self.sessions);
+        let Some(entry) = sessions.get_mut(&id) else {
+            return;
+        };
+        let Some(opening) = entry.opening.take() else {
+            return;
+        };
+        let slot = entry.slot.clone();
+        drop(sessions);
+        // The acceptor checked the fingerprint; check again, so that a peer that answers
+        // anything cannot pass for compatible.
+        let expected = opening.protocol;
+        let mismatch = if name != expected.name || fingerprint != expected.fingerprint {
+            Some(format!(
+                "the peer answered with protocol `{name}` fingerprint {}, not `{}` {}",
+                hex(fingerprint),
+                expected.name,
+                hex(expected.fingerprint)
+            ))
+        } else if role != opening.role.dual() {
+            Some(format!("both ends play the {role:?} of protocol `{name}`"))
+        } else {
+            None
+        };
+        match mismatch {
+            None => {
+                slot.grant(window);
+                let _ = opening.answer.send(Ok(()));
+            }
+            Some(reason) => {
+                let _ = opening
+                    .answer
+                    .send(Err(ConnectError::Incompatible(reason.clone())));
+                self.abort_session(id, AbortCode::Incompatible, reason);
+            }
+        }
+    }
+
+    /// Ends a session the peer ended or that broke the rules, telling its receiver (after the
+    /// messages before) and its opener, if it is still being opened.
+    fn end_session(&self, id: u64, error: SessionError, refusal: Option<ConnectError>) {
+        let Some(entry) = lock(&self.sessions).remove(&id) else {
+            return;
+        };
+        entry.slot.end(error.clone());
+        if let Some(opening) = entry.opening {
+            let _ = opening
+                .answer
+                .send(Err(refusal.unwrap_or_else(|| error.clone().into())));
+        }
+        let _ = entry.events.send(Event::End(error));
+    }
+
+    /// Aborts a session from this end: tells the peer and the local receiver.
+    pub(crate) fn abort_session(&self, id: u64, code: AbortCode, reason: String) {
+        let _ = self.send_frame(
+            id,
+            Kind::Abort {
+                code,
+                reason: reason.clone(),
+            },
+        );
+        let error = match code {
+            AbortCode::Violation => SessionError::Violation(reason),
+            _ => SessionError::Aborted(reason),
+        };
+        self.end_session(id, error, None);
+    }
+}
+
+/// Waits until `flag` turns true (or its sender is gone).
+pub(crate) async fn stopped(flag: &mut watch::Receiver<bool>) {
+    let _ = flag.wait_for(|stop| *stop).await;
+}
+
+/// The error of a connection whose node shut down.
+pub(crate) fn closed_by_node() -> SessionError {
+    SessionError::ConnectionLost(Arc::new(io::Error::new(
+        io::ErrorKind::ConnectionAborted,
+        "the node shut down",
+    )))
+}
+
+fn hex(bytes: &[u8]) -> String {
+    use std::fmt::Write;
+    let mut out = String::new();
+    for byte in bytes.iter().take(16) {
+        let _ = write!(out, "{byte:02x}");
+    }
+    if bytes.len() > 16 {
+        out.push_str("..");
+    }
+    out
+}
+
+/// The length-delimited codec, telling an oversized frame apart from other errors (with the
+/// announced length: the codec refuses a frame while its length is still at the front).
+struct Bodies {
+    inner: LengthDelimitedCodec,
+    max: usize,
+}
+
+enum ReadError {
+    Io(io::Error),
+    TooLarge(usize),
+}
+
+impl From<io::Error> for ReadError {
+    fn from(error: io::Error) -> Self {
+        ReadError::Io(error)
+    }
+}
+
+impl Decoder for Bodies {
+    type Item = BytesMut;
+    type Error = ReadError;
+
+    fn decode(&mut self, src: &mut BytesMut) -> Result<Option<BytesMut>, ReadError> {
+        let announced = src
+            .get(..4)
+            .map(|head| u32::from_be_bytes([head[0], head[1], head[2], head[3]]) as usize);
+        self.inner.decode(src).map_err(|error| {
+            let too_big = error
+                .get_ref()
+                .is_some_and(|inner| inner.is::<LengthDelimitedCodecError>());
+            match (too_big, announced) {
+                (true, Some(len)) => ReadError::TooLarge(len),
+                (true, None) => ReadError::TooLarge(self.max + 1),
+                (false, _) => ReadError::Io(error),
+            }
+        })
+    }
+
+    fn decode_eof(&mut self, src: &mut BytesMut) -> Result<Option<BytesMut>, ReadError> {
+        match self.decode(src)? {
+            Some(body) => Ok(Some(body)),
+            None if src.is_empty() => Ok(None),
+            None => Err(ReadError::Io(io::Error::new(
+                io::ErrorKind::UnexpectedEof,
+                "the connection ended inside a frame",
+            ))),
+        }
+    }
+}
+
+fn codec(max: usize) -> Bodies {
+    Bodies {
+        inner: LengthDelimitedCodec::builder()
+            .max_frame_length(max)
+            .new_codec(),
+        max,
+    }
+}
+
+impl ReadError {
+    fn into_session(self, max: usize) -> SessionError {
+        match self {
+            ReadError::Io(error) => SessionError::ConnectionLost(Arc::new(error)),
+            ReadError::TooLarge(len) => SessionError::FrameTooLarge { len, max },
+        }
+    }
+}
+
+/// Starts a connection over `io`: exchanges hellos, then spawns its reader and writer on
+/// `handle`'s runtime. Runs on that runtime (it uses its timer).
+pub(crate) async fn start<T>(
+    io: T,
+    origin: Origin,
+    config: Config,
+    registry: Arc<Registry>,
+    handle: tokio::runtime::Handle,
+) -> Result<Arc<Conn>, ConnectError>
+where
+    T: AsyncRead + AsyncWrite + Send + 'static,
+{
+    let (read, write) = tokio::io::split(io);
+    let mut frames = FramedRead::new(read, codec(config.max_frame));
+    let mut write = BufWriter::with_capacity(64 << 10, write);
+    let hello = async {
+        let mut out = BytesMut::new();
+        out.extend_from_slice(&(HELLO.len() as u32).to_be_bytes());
+        out.extend_from_slice(HELLO);
+        write.write_all(&out).await?;
+        write.flush().await?;
+        match next(&mut frames).await {
+            Some(Ok(body)) if body[..] == *HELLO => Ok(()),
+            Some(Ok(_)) | Some(Err(ReadError::TooLarge(_))) => Err(ConnectError::Incompatible(
+                "the peer does not speak pipes-net/1".into(),
+            )),
+            Some(Err(ReadError::Io(error))) => Err(error.into()),
+            None => Err(io::Error::new(
+                io::ErrorKind::UnexpectedEof,
+                "the peer closed the connection during the hello",
+            )
+            .into()),
+        }
+    };
+    match tokio::time::timeout(config.connect_timeout, hello).await {
+        Ok(result) => result?,
+        Err(_) => return Err(ConnectError::Timeout),
+    }
+    let (out, queue) = mpsc::unbounded_channel();
+    let (dead, _) = watch::channel(false);
+    let conn = Arc::new(Conn {
+        config,
+        registry,
+        out,
+        sessions: Mutex::new(HashMap::new()),
+        failure: OnceLock::new(),
+        dead,
+        next_id: AtomicU64::new(match origin {
+            Origin::Dialed => 1,
+            Origin::Accepted => 2,
+        }),
+        handle: handle.clone(),
+    });
+    handle.spawn(read_loop(conn.clone(), frames, origin));
+    handle.spawn(write_loop(conn.clone(), queue, write));
+    Ok(conn)
+}
+
+async fn next<R: AsyncRead + Unpin>(
+    frames: &mut FramedRead<R, Bodies>,
+) -> Option<Result<BytesMut, ReadError>> {
+    std::future::poll_fn(|cx| Pin::new(&mut *frames).poll_next(cx)).await
+}
+
+async fn read_loop<R: AsyncRead + Unpin>(
+    conn: Arc<Conn>,
+    mut frames: FramedRead<R, Bodies>,
+    origin: Origin,
+) where
+    R: Send,
+{
+    let mut dead = conn.dead.subscribe();
+    let timeout = conn.config.heartbeat_timeout;
+    loop {
+        let read = tokio::select! {
+            () = stopped(&mut dead) => return,
+            read = tokio::time::timeout(timeout, next(&mut frames)) => read,
+        };
+        let error = match read {
+            Err(_) => SessionError::HeartbeatTimeout,
+            Ok(None) => SessionError::ConnectionLost(Arc::new(io::Error::new(
+                io::ErrorKind::UnexpectedEof,
+                "the peer closed the connection",
+            ))),
+            Ok(Some(Err(error))) => error.into_session(conn.config.max_frame),
+            Ok(Some(Ok(body))) => match Frame::decode(body.freeze()) {
+                Err(error) => SessionError::Violation(error.to_string()),
+                Ok(frame) => match conn.dispatch(frame, origin) {
+                    Ok(()) => continue,
+                    Err(error) => error,
+                },
+            },
+        };
+        conn.fail(error);
+        return;
+    }
+}
+
+async fn write_loop<W: AsyncWrite + Unpin>(
+    conn: Arc<Conn>,
+    mut queue: mpsc::UnboundedReceiver<Bytes>,
+    mut write: BufWriter<W>,
+) {
+    let mut dead = conn.dead.subscribe();
+    let mut heartbeat = tokio::time::interval(conn.config.heartbeat_interval);
+    heartbeat.set_missed_tick_behavior(tokio::time::MissedTickBehavior::Delay);
+    let mut ping = BytesMut::new();
+    let _ = Frame::new(CONNECTION, Kind::Ping).encode(usize::MAX, &mut ping);
+    let ping = ping.freeze();
+    loop {
+        let written: io::Result<()> = tokio::select! {
+            biased;
+            () = stopped(&mut dead) => {
+                // Best effort: what was queued before the end (an Abort, say) still goes.
+                while let Ok(bytes) = queue.try_recv() {
+                    if write.write_all(&bytes).await.is_err() {
+                        break;
+                    }
+                }
+                let _ = write.flush().await;
+                let _ = write.shutdown().await;
+                return;
+            }
+            bytes = queue.recv() => match bytes {
+                None => return,
+                Some(bytes) => async {
+                    write.write_all(&bytes).await?;
+                    // Drain what else is queued, then flush once.
+                    while let Ok(bytes) = queue.try_recv() {
+                        write.write_all(&bytes).await?;
+                    }
+                    write.flush().await
+                }.await,
+            },
+            _ = heartbeat.tick() => async {
+                write.write_all(&ping).await?;
+                write.flush().await
+            }.await,
+        };
+        if let Err(error) = written {
+            conn.fail(SessionError::ConnectionLost(Arc::new(error)));
+            return;
+        }
+    }
+}

@@ -1,0 +1,545 @@
+//! Frames: what one connection carries for all its sessions (DESIGN section 6). Each frame is
+//! a length-delimited body (a big-endian `u32` length, tokio-util's
+//! [`LengthDelimitedCodec`](tokio_util::codec::LengthDelimitedCodec) with a maximum), and the
+//! body is a varint session id, a kind and its fields, then the payload bytes:
+//!
+//! ```text
+//! body    = session:varint kind:u8 fields payload
+//! Open    = 0  role:u8 window:varint name:bytes fingerprint:bytes
+//! Msg     = 1  state:varint msg:varint            (payload: the message's postcard bytes)
+//! Close   = 2
+//! Abort   = 3  code:u8 reason:bytes               (reason: UTF-8)
+//! Credit  = 4  n:varint
+//! Ping    = 5
+//! bytes   = len:varint then len bytes
+//! varint  = LEB128, at most 10 bytes for a u64, 5 for a u32
+//! ```
+//!
+//! Only `Msg` carries a payload; any other kind followed by bytes is malformed. Decoding never
+//! panics and never copies the payload (it is a slice of the received body): every way a body
+//! can be wrong is a [`FrameError`].
+
+use std::fmt;
+
+use bytes::{BufMut, Bytes, BytesMut};
+
+/// The session id of frames about the connection itself (heartbeat `Ping`s).
+pub const CONNECTION: u64 = 0;
+
+/// The largest frame body by default: 16 MiB. A peer announcing a longer frame fails the
+/// connection with [`SessionError::FrameTooLarge`](crate::SessionError::FrameTooLarge).
+pub const DEFAULT_MAX_FRAME: usize = 16 << 20;
+
+/// The largest protocol name and fingerprint an `Open` may carry.
+pub const MAX_NAME: usize = 1 << 10;
+
+/// Which end of a protocol a node plays in a session. Protocols are written from the client's
+/// side; the two ends of a session must play opposite roles.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
+pub enum Role {
+    /// The protocol's client side (it sends in the protocol's `send` states).
+    Client,
+    /// The protocol's server side.
+    Server,
+}
+
+impl Role {
+    /// The role the peer must play.
+    pub const fn dual(self) -> Role {
+        match self {
+            Role::Client => Role::Server,
+            Role::Server => Role::Client,
+        }
+    }
+}
+
+/// Why a session was aborted: the `code` of an `Abort` frame.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
+pub enum AbortCode {
+    /// The peer's program aborted the session.
+    Aborted,
+    /// The peer serves no protocol of the name the `Open` gave (or stopped accepting).
+    Refused,
+    /// The peer serves the protocol under another fingerprint, or plays the same role.
+    Incompatible,
+    /// The peer received something the protocol does not allow (a wrong state or message
+    /// index, a payload that does not decode, more messages than the credit window).
+    Violation,
+}
+
+impl AbortCode {
+    fn to_u8(self) -> u8 {
+        match self {
+            AbortCode::Aborted => 0,
+            AbortCode::Refused => 1,
+            AbortCode::Incompatible => 2,
+            AbortCode::Violation => 3,
+        }
+    }
+
+    fn from_u8(byte: u8) -> Option<Self> {
+        Some(match byte {
+            0 => AbortCode::Aborted,
+            1 => AbortCode::Refused,
+            2 => AbortCode::Incompatible,
+            3 => AbortCode::Violation,
+            _ => return None,
+        })
+    }
+}
+
+/// What a frame says, after its session id.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub enum Kind {
+    /// Opens a session (from the opener), or accepts it (the acceptor's answer, with its own
+    /// role and fingerprint).
+    Open {
+        /// The role the sender plays.
+        role: Role,
+        /// How many `Msg`s the sender lets its peer have in flight before a `Credit`; 0 for no
+        /// flow control (bounded protocols).
+        window: u32,
+        /// The protocol's name, which an acceptor serves.
+        name: String,
+        /// The protocol's fingerprint: both ends must have the same.
+        fingerprint: Bytes,
+    },
+    /// A message of the protocol: the index of the state it is sent in, the index of the
+    /// message in that state; the payload holds its postcard bytes.
+    Msg {
+        /// The state's index in the protocol.
+        state: u32,
+        /// The message's index in its state.
+        msg: u32,
+    },
+    /// The sender ended the session (its endpoint was dropped or the protocol ended).
+    Close,
+    /// The sender failed the session.
+    Abort {
+        /// Why.
+        code: AbortCode,
+        /// Words for a person.
+        reason: String,
+    },
+    /// The sender consumed `n` more messages: its peer may send `n` more.
+    Credit {
+        /// How many.
+        n: u32,
+    },
+    /// A heartbeat (on session [`CONNECTION`]).
+    Ping,
+}
+
+/// One frame: a session id, a kind and a payload (empty unless the kind is `Msg`).
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct Frame {
+    /// The session the frame belongs to; [`CONNECTION`] for the connection itself.
+    pub session: u64,
+    /// What it says.
+    pub kind: Kind,
+    /// A `Msg`'s payload bytes.
+    pub payload: Bytes,
+}
+
+/// A frame body that does not decode, or a frame that cannot be encoded.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub enum FrameError {
+    /// The body ended inside the named field.
+    Truncated(&'static str),
+    /// A varint ran past its width (the named field).
+    VarintOverflow(&'static str),
+    /// An unknown kind byte.
+    UnknownKind(u8),
+    /// An unknown role byte in an `Open`.
+    UnknownRole(u8),
+    /// An unknown abort code.
+    UnknownAbortCode(u8),
+    /// A protocol name or abort reason that is not UTF-8.
+    NotUtf8(&'static str),
+    /// A name or fingerprint longer than [`MAX_NAME`].
+    TooLong(&'static str),
+    /// Bytes after a kind that carries no payload.
+    TrailingBytes {
+        /// The kind's name.
+        kind: &'static str,
+        /// How many bytes were left.
+        len: usize,
+    },
+    /// A body longer than the maximum frame length.
+    TooLarge {
+        /// The body's length.
+        len: usize,
+        /// The maximum.
+        max: usize,
+    },
+}
+
+impl fmt::Display for FrameError {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        match self {
+            FrameError::Truncated(field) => write!(f, "frame ends inside its {field}"),
+            FrameError::VarintOverflow(field) => write!(f, "frame's {field} overflows its varint"),
+            FrameError::UnknownKind(byte) => write!(f, "unknown frame kind {byte}"),
+            FrameError::UnknownRole(byte) => write!(f, "unknown role {byte} in an Open frame"),
+            FrameError::UnknownAbortCode(byte) => write!(f, "unknown abort code {byte}"),
+            FrameError::NotUtf8(field) => write!(f, "frame's {field} is not UTF-8"),
+            FrameError::TooLong(field) => {
+                write!(f, "frame's {field} is longer than {MAX_NAME} bytes")
+            }
+            FrameError::TrailingBytes { kind, len } => {
+                write!(
+                    f,
+                    "{len} bytes after a {kind} frame, which carries no payload"
+                )
+            }
+            FrameError::TooLarge { len, max } => {
+                write!(f, "frame of {len} bytes is over the maximum of {max}")
+            }
+        }
+    }
+}
+
+impl std::error::Error for FrameError {}
+
+impl Frame {
+    /// A frame without payload.
+    pub fn new(session: u64, kind: Kind) -> Self {
+        Frame {
+            session,
+            kind,
+            payload: Bytes::new(),
+        }
+    }
+
+    /// The frame's body: what follows the length prefix.
+    pub fn encode_body(&self, out: &mut BytesMut) {
+        put_varint(out, self.session);
+        match &self.kind {
+            Kind::Open {
+                role,
+                window,
+                name,
+                fingerprint,
+            } => {
+                out.put_u8(0);
+                out.put_u8(match role {
+                    Role::Client => 0,
+                    Role::Server => 1,
+                });
+                put_varint(out, u64::from(*window));
+                put_bytes(out, name.as_bytes());
+                put_bytes(out, fingerprint);
+            }
+            Kind::Msg { state, msg } => {
+                out.put_u8(1);
+                put_varint(out, u64::from(*state));
+                put_varint(out, u64::from(*msg));
+            }
+            Kind::Close => out.put_u8(2),
+            Kind::Abort { code, reason } => {
+                out.put_u8(3);
+                out.put_u8(code.to_u8());
+                put_bytes(out, reason.as_bytes());
+            }
+            Kind::Credit { n } => {
+                out.put_u8(4);
+                put_varint(out, u64::from(*n));
+            }
+            Kind::Ping => out.put_u8(5),
+        }
+        out.put_slice(&self.payload);
+    }
+
+    /// The whole frame, length prefix included, appended to `out`; fails (leaving `out` as it
+    /// was) if the body is longer than `max`.
+    pub fn encode(&self, max: usize, out: &mut BytesMut) -> Result<(), FrameError> {
+        let start = out.len();
+        out.put_u32(0);
+        self.encode_body(out);
+        finish_length(out, start, max)
+    }
+
+    /// Decodes a frame body (without its length prefix). The payload is a slice of `body`.
+    pub fn decode(body: Bytes) -> Result<Frame, FrameError> {
+        let mut r = Reader { body, at: 0 };
+        let session = r.varint("session id")?;
+        let kind = match r.u8("kind")? {
+            0 => {
+                let role = match r.u8("role")? {
+                    0 => Role::Client,
+                    1 => Role::Server,
+                    byte => return Err(FrameError::UnknownRole(byte)),
+                };
+                let window = r.varint32("window")?;
+                let name = r.bytes("protocol name")?;
+                let name = String::from_utf8(name.to_vec())
+                    .map_err(|_| FrameError::NotUtf8("protocol name"))?;
+                let fingerprint = r.bytes("fingerprint")?;
+                Kind::Open {
+                    role,
+                    window,
+                    name,
+                    fingerprint,
+                }
+            }
+            1 => {
+                let state = r.varint32("state index")?;
+                let msg = r.varint32("message index")?;
+                return Ok(Frame {
+                    session,
+                    kind: Kind::Msg { state, msg },
+                    payload: r.rest(),
+                });
+            }
+            2 => Kind::Close,
+            3 => {
+                let byte = r.u8("abort code")?;
+                let code = AbortCode::from_u8(byte).ok_or(FrameError::UnknownAbortCode(byte))?;
+                let reason = r.bytes("abort reason")?;
+                let reason = String::from_utf8(reason.to_vec())
+                    .map_err(|_| FrameError::NotUtf8("abort reason"))?;
+                Kind::Abort { code, reason }
+            }
+            4 => Kind::Credit {
+                n: r.varint32("credit")?,
+            },
+            5 => Kind::Ping,
+            byte => return Err(FrameError::UnknownKind(byte)),
+        };
+        let rest = r.rest();
+        if !rest.is_empty() {
+            return Err(FrameError::TrailingBytes {
+                kind: kind.name(),
+                len: rest.len(),
+            });
+        }
+        Ok(Frame::new(session, kind))
+    }
+}
+
+impl Kind {
+    /// The kind's name, for errors.
+    pub fn name(&self) -> &'static str {
+        match self {
+            Kind::Open { .. } => "Open",
+            Kind::Msg { .. } => "Msg",
+            Kind::Close => "Close",
+            Kind::Abort { .. } => "Abort",
+            Kind::Credit { .. } => "Credit",
+            Kind::Ping => "Ping",
+        }
+    }
+}
+
+/// Appends a `Msg` frame whose payload is `payload` in postcard, serialized straight into
+/// `out` (one copy, no intermediate buffer). Fails, leaving `out` as it was, if the payload does
+/// not serialize or the body would be longer than `max`.
+pub(crate) fn encode_msg<T: serde::Serialize + ?Sized>(
+    session: u64,
+    state: u32,
+    msg: u32,
+    payload: &T,
+    max: usize,
+    out: &mut BytesMut,
+) -> Result<(), crate::SessionError> {
+    let start = out.len();
+    out.put_u32(0);
+    Frame::new(session, Kind::Msg { state, msg }).encode_body(out);
+    let written = postcard::to_extend(payload, ExtendBytes(out));
+    if let Err(error) = written {
+        out.truncate(start);
+        return Err(crate::SessionError::Payload(error.to_string()));
+    }
+    finish_length(out, start, max).map_err(|error| match error {
+        FrameError::TooLarge { len, max } => crate::SessionError::FrameTooLarge { len, max },
+        other => crate::SessionError::Violation(other.to_string()),
+    })
+}
+
+/// Lets postcard serialize into a `BytesMut` borrowed mutably (its `Extend` impl is on the
+/// owned value).
+struct ExtendBytes<'a>(&'a mut BytesMut);
+
+impl Extend<u8> for ExtendBytes<'_> {
+    fn extend<I: IntoIterator<Item = u8>>(&mut self, iter: I) {
+        self.0.extend(iter);
+    }
+}
+
+/// Writes the length of the body that starts 4 bytes after `start` into its prefix.
+fn finish_length(out: &mut BytesMut, start: usize, max: usize) -> Result<(), FrameError> {
+    let len = out.len() - start - 4;
+    match u32::try_from(len) {
+        Ok(len32) if len <= max => {
+            out[start..start + 4].copy_from_slice(&len32.to_be_bytes());
+            Ok(())
+        }
+        _ => {
+            out.truncate(start);
+            Err(FrameError::TooLarge { len, max })
+        }
+    }
+}
+
+fn put_varint(out: &mut BytesMut, mut value: u64) {
+    while value >= 0x80 {
+        out.put_u8((value as u8) | 0x80);
+        value >>= 7;
+    }
+    out.put_u8(value as u8);
+}
+
+fn put_bytes(out: &mut BytesMut, bytes: &[u8]) {
+    put_varint(out, bytes.len() as u64);
+    out.put_slice(bytes);
+}
+
+/// A cursor over a body; every read checks the length.
+struct Reader {
+    body: Bytes,
+    at: usize,
+}
+
+impl Reader {
+    fn u8(&mut self, field: &'static str) -> Result<u8, FrameError> {
+        let byte = *self.body.get(self.at).ok_or(FrameError::Truncated(field))?;
+        self.at += 1;
+        Ok(byte)
+    }
+
+    fn varint(&mut self, field: &'static str) -> Result<u64, FrameError> {
+        let mut value = 0u64;
+        for i in 0..10 {
+            let byte = self.u8(field)?;
+            let bits = u64::from(byte & 0x7f);
+            // The tenth byte holds the top bit of a u64 only.
+            if i == 9 && bits > 1 {
+                return Err(FrameError::VarintOverflow(field));
+            }
+            value |= bits << (7 * i);
+            if byte & 0x80 == 0 {
+                return Ok(value);
+            }
+        }
+        Err(FrameError::VarintOverflow(field))
+    }
+
+    fn varint32(&mut self, field: &'static str) -> Result<u32, FrameError> {
+        u32::try_from(self.varint(field)?).map_err(|_| FrameError::VarintOverflow(field))
+    }
+
+    fn bytes(&mut self, field: &'static str) -> Result<Bytes, FrameError> {
+        let len = self.varint(field)?;
+        if len > MAX_NAME as u64 {
+            return Err(FrameError::TooLong(field));
+        }
+        let len = len as usize;
+        if self.body.len() - self.at < len {
+            return Err(FrameError::Truncated(field));
+        }
+        let bytes = self.body.slice(self.at..self.at + len);
+        self.at += len;
+        Ok(bytes)
+    }
+
+    fn rest(&mut self) -> Bytes {
+        let rest = self.body.slice(self.at..);
+        self.at = self.body.len();
+        rest
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn round_trip(frame: Frame) {
+        let mut out = BytesMut::new();
+        frame.encode(DEFAULT_MAX_FRAME, &mut out).unwrap();
+        let len = u32::from_be_bytes(out[..4].try_into().unwrap()) as usize;
+        assert_eq!(len, out.len() - 4);
+        assert_eq!(Frame::decode(out.freeze().slice(4..)), Ok(frame));
+    }
+
+    #[test]
+    fn every_kind_round_trips() {
+        round_trip(Frame::new(
+            1,
+            Kind::Open {
+                role: Role::Server,
+                window: 256,
+                name: "bank".into(),
+                fingerprint: Bytes::from_static(b"\x01\x02\xff"),
+            },
+        ));
+        round_trip(Frame {
+            session: u64::MAX,
+            kind: Kind::Msg {
+                state: u32::MAX,
+                msg: 3,
+            },
+            payload: Bytes::from_static(b"payload"),
+        });
+        round_trip(Frame::new(7, Kind::Close));
+        round_trip(Frame::new(
+            7,
+            Kind::Abort {
+                code: AbortCode::Violation,
+                reason: "bad state ☃".into(),
+            },
+        ));
+        round_trip(Frame::new(9, Kind::Credit { n: 128 }));
+        round_trip(Frame::new(CONNECTION, Kind::Ping));
+    }
+
+    #[test]
+    fn malformed_bodies_are_typed_errors() {
+        let decode = |bytes: &'static [u8]| Frame::decode(Bytes::from_static(bytes));
+        assert_eq!(decode(b""), Err(FrameError::Truncated("session id")));
+        assert_eq!(decode(b"\x01"), Err(FrameError::Truncated("kind")));
+        assert_eq!(decode(b"\x01\x09"), Err(FrameError::UnknownKind(9)));
+        assert_eq!(decode(b"\x01\x00\x07"), Err(FrameError::UnknownRole(7)));
+        assert_eq!(
+            decode(b"\xff\xff\xff\xff\xff\xff\xff\xff\xff\x7f\x05"),
+            Err(FrameError::VarintOverflow("session id"))
+        );
+        assert_eq!(
+            decode(b"\x01\x01\x80\x80\x80\x80\x10\x00"),
+            Err(FrameError::VarintOverflow("state index"))
+        );
+        assert_eq!(
+            decode(b"\x01\x02x"),
+            Err(FrameError::TrailingBytes {
+                kind: "Close",
+                len: 1
+            })
+        );
+        assert_eq!(
+            decode(b"\x01\x00\x00\x00\x05ab"),
+            Err(FrameError::Truncated("protocol name"))
+        );
+        assert_eq!(
+            decode(b"\x01\x00\x00\x00\x02\xff\xfe\x00"),
+            Err(FrameError::NotUtf8("protocol name"))
+        );
+        assert_eq!(
+            decode(b"\x01\x03\x09\x00"),
+            Err(FrameError::UnknownAbortCode(9))
+        );
+    }
+
+    #[test]
+    fn oversized_frames_are_refused_and_leave_the_buffer_alone() {
+        let mut out = BytesMut::from(&b"keep"[..]);
+        let frame = Frame {
+            session: 1,
+            kind: Kind::Msg { state: 0, msg: 0 },
+            payload: Bytes::from(vec![0u8; 100]),
+        };
+        assert!(matches!(
+            frame.encode(50, &mut out),
+            Err(FrameError::TooLarge { max: 50, .. })
+        ));
+        assert_eq!(&out[..], b"keep");
+    }
+}

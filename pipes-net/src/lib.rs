@@ -1,0 +1,68 @@
+//! Remote sessions for pipes: the transport layer (DESIGN section 6), reached as `pipes::net`
+//! with the root crate's `net` feature.
+//!
+//! A protocol's sessions will cross processes and machines through a *pump*: it holds the
+//! dual local endpoint of the one the user gets and moves each message between it and the
+//! wire, so users keep the endpoint types, `select!`, port sets and timeouts of one process.
+//! This crate is what the pump sits on, and knows nothing of any protocol's types:
+//!
+//! - [`Node`]: listens and accepts, dials, keeps one [`Connection`] per peer carrying many
+//!   sessions, and runs its driver on its own thread ([`Builder::start`]) or on the caller's
+//!   tokio runtime ([`Builder::start_async`]).
+//! - [`RawSession`]: one session, sending and receiving `(state index, message index,
+//!   payload)` with postcard payloads, credit flow control for unbounded protocols, `close`
+//!   and `abort`; blocking and async forms. Its module docs say how the pump will use it.
+//! - [`Protocol`]: a protocol's name and fingerprint; [`Node::serve`] accepts its sessions,
+//!   and opening one with a different fingerprint fails with [`ConnectError::Incompatible`].
+//! - [`frame`]: the frames one connection carries, encoded and decoded without panics.
+//! - Errors: [`ConnectError`] when opening, [`SessionError`] when an open session fails. A
+//!   connection that dies (reset, end of stream, a malformed or oversized frame, a heartbeat
+//!   timeout, the node dropped) fails every session on it: nothing waits forever.
+//!
+//! ```
+//! use pipes_net::{Node, Protocol, Role};
+//!
+//! const ECHO: Protocol = Protocol::unbounded("echo", b"echo v1");
+//!
+//! let server = Node::builder().listen("127.0.0.1:0".parse()?).start()?;
+//! let mut acceptor = server.serve(ECHO, Role::Server);
+//! let addr = server.local_addr().unwrap();
+//! let echo = std::thread::spawn(move || {
+//!     let mut session = acceptor.accept().unwrap();
+//!     while let Ok(message) = session.recv() {
+//!         let text: String = message.decode().unwrap();
+//!         session.send(1, 0, &text).unwrap();
+//!     }
+//! });
+//!
+//! let client = Node::builder().start()?;
+//! let mut session = client.open(addr, ECHO, Role::Client)?;
+//! session.send(0, 0, "hello")?;
+//! let answer = session.recv()?;
+//! assert_eq!((answer.state, answer.msg), (1, 0));
+//! assert_eq!(answer.decode::<String>()?, "hello");
+//! session.close();
+//! echo.join().unwrap();
+//! # Ok::<(), Box<dyn std::error::Error>>(())
+//! ```
+//!
+//! ## What is next
+//!
+//! This is the first slice of remote sessions. Still to come: `#[wire]` in the protocol
+//! compiler (the fingerprint, a per-state encoder and decoder, the payload bound checks) and
+//! the generated pump over [`RawSession`]; the cause of a remote failure in `RecvError`;
+//! chunking of large payloads, so one session cannot stall the others; `Cluster::from_env()`
+//! for MPI launchers; benchmarks against plain tokio TCP with postcard.
+
+mod block;
+mod connection;
+mod error;
+pub mod frame;
+mod node;
+mod session;
+
+pub use connection::Origin;
+pub use error::{ConnectError, SessionError};
+pub use frame::{AbortCode, Role};
+pub use node::{Builder, Config, Connection, Node, Protocol};
+pub use session::{Acceptor, RawMessage, RawSession};

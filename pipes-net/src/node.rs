@@ -1,0 +1,463 @@
+//! The node: one process's end of the network. It listens and accepts, dials, keeps one
+//! connection per peer address, serves protocols (an [`Acceptor`] per protocol name), and runs
+//! its driver (the accept loop and every connection's reader and writer tasks) either on a
+//! thread of its own with a current-thread tokio runtime, for blocking programs
+//! ([`Builder::start`]), or on the caller's tokio runtime ([`Builder::start_async`]).
+
+use std::collections::HashMap;
+use std::io;
+use std::net::SocketAddr;
+use std::sync::{Arc, Mutex, Weak};
+use std::time::Duration;
+
+use tokio::io::{AsyncRead, AsyncWrite};
+use tokio::net::{TcpListener, TcpStream};
+use tokio::sync::{mpsc, watch};
+
+use crate::block::block_on;
+use crate::connection::{self, Conn, Origin, closed_by_node, lock};
+use crate::error::ConnectError;
+use crate::frame::{DEFAULT_MAX_FRAME, Role};
+use crate::session::{Acceptor, RawSession};
+
+/// A protocol as the wire knows it: its name (what an acceptor serves), its fingerprint
+/// (both ends must have the same, or the open fails with [`ConnectError::Incompatible`]), and
+/// whether it is unbounded (then its sessions get credit flow control). Generated code will
+/// emit one per `#[wire]` protocol.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct Protocol {
+    /// The protocol's name.
+    pub name: &'static str,
+    /// Its fingerprint: a digest of its names, states, messages, payload types and
+    /// transitions.
+    pub fingerprint: &'static [u8],
+    /// Whether messages in flight are unbounded (the liveness rule says), so the session
+    /// needs credit flow control.
+    pub unbounded: bool,
+}
+
+impl Protocol {
+    /// A bounded protocol: no flow control.
+    pub const fn bounded(name: &'static str, fingerprint: &'static [u8]) -> Self {
+        Protocol {
+            name,
+            fingerprint,
+            unbounded: false,
+        }
+    }
+
+    /// An unbounded protocol: each end grants the other a credit window.
+    pub const fn unbounded(name: &'static str, fingerprint: &'static [u8]) -> Self {
+        Protocol {
+            name,
+            fingerprint,
+            unbounded: true,
+        }
+    }
+
+    /// The window this end grants the peer.
+    pub(crate) fn window(&self, config: &Config) -> u32 {
+        if self.unbounded {
+            config.window.max(1)
+        } else {
+            0
+        }
+    }
+}
+
+/// A node's settings; [`Config::default`] suits loopback and LANs.
+#[derive(Clone, Copy, Debug)]
+pub struct Config {
+    /// The largest frame body, sent or received (default 16 MiB).
+    pub max_frame: usize,
+    /// The credit window of unbounded protocols' sessions, in messages (default 1024).
+    pub window: u32,
+    /// How long a dial and its hello may take (default 10 s).
+    pub connect_timeout: Duration,
+    /// How long the peer may take to answer an `Open` (default 10 s).
+    pub open_timeout: Duration,
+    /// How often each end sends a heartbeat (default 1 s).
+    pub heartbeat_interval: Duration,
+    /// How long a connection may stay silent before it is declared dead (default 10 s).
+    pub heartbeat_timeout: Duration,
+}
+
+impl Default for Config {
+    fn default() -> Self {
+        Config {
+            max_frame: DEFAULT_MAX_FRAME,
+            window: 1024,
+            connect_timeout: Duration::from_secs(10),
+            open_timeout: Duration::from_secs(10),
+            heartbeat_interval: Duration::from_secs(1),
+            heartbeat_timeout: Duration::from_secs(10),
+        }
+    }
+}
+
+/// The protocols a node serves, by name.
+#[derive(Default)]
+pub(crate) struct Registry {
+    served: Mutex<HashMap<&'static str, Serve>>,
+}
+
+/// One served protocol.
+#[derive(Clone)]
+pub(crate) struct Serve {
+    pub(crate) protocol: Protocol,
+    pub(crate) role: Role,
+    pub(crate) acceptor: mpsc::UnboundedSender<RawSession>,
+}
+
+impl Registry {
+    pub(crate) fn get(&self, name: &str) -> Option<Serve> {
+        lock(&self.served).get(name).cloned()
+    }
+}
+
+/// How to start a [`Node`]: `Node::builder().listen(addr).config(config).start()`.
+#[derive(Debug, Default)]
+pub struct Builder {
+    listen: Option<SocketAddr>,
+    config: Config,
+}
+
+impl Builder {
+    /// Listen for connections on `addr` (port 0 picks a free port: see
+    /// [`Node::local_addr`]). Without it the node only dials.
+    pub fn listen(mut self, addr: SocketAddr) -> Self {
+        self.listen = Some(addr);
+        self
+    }
+
+    /// The node's settings.
+    pub fn config(mut self, config: Config) -> Self {
+        self.config = config;
+        self
+    }
+
+    /// Starts the node's driver on a thread of its own (a current-thread tokio runtime), for
+    /// programs that block. Stops when the node is dropped.
+    pub fn start(self) -> io::Result<Node> {
+        let (started, result) = std::sync::mpsc::channel();
+        let thread = std::thread::Builder::new()
+            .name("pipes-net".into())
+            .spawn(move || {
+                let runtime = match tokio::runtime::Builder::new_current_thread()
+                    .enable_all()
+                    .build()
+                {
+                    Ok(runtime) => runtime,
+                    Err(error) => {
+                        let _ = started.send(Err(error));
+                        return;
+                    }
+                };
+                runtime.block_on(async move {
+                    match self.setup().await {
+                        Ok(inner) => {
+                            let mut stop = inner.shutdown.subscribe();
+                            let _ = started.send(Ok(inner));
+                            crate::connection::stopped(&mut stop).await;
+                        }
+                        Err(error) => {
+                            let _ = started.send(Err(error));
+                        }
+                    }
+                });
+            })?;
+        let inner = result
+            .recv()
+            .map_err(|_| io::Error::other("the pipes-net thread died while starting"))??;
+        Ok(Node {
+            inner,
+            thread: Some(thread),
+        })
+    }
+
+    /// Starts the node's driver on the caller's tokio runtime (which must have its IO and
+    /// time drivers enabled). Stops when the node is dropped.
+    pub async fn start_async(self) -> io::Result<Node> {
+        Ok(Node {
+            inner: self.setup().await?,
+            thread: None,
+        })
+    }
+
+    /// Binds, and spawns the accept loop on the current runtime.
+    async fn setup(self) -> io::Result<Arc<Inner>> {
+        let handle = tokio::runtime::Handle::current();
+        let listener = match self.listen {
+            Some(addr) => Some(TcpListener::bind(addr).await?),
+            None => None,
+        };
+        let (shutdown, _) = watch::channel(false);
+        let inner = Arc::new(Inner {
+            handle,
+            config: self.config,
+            registry: Arc::new(Registry::default()),
+            dialed: tokio::sync::Mutex::new(HashMap::new()),
+            conns: Mutex::new(Vec::new()),
+            local_addr: listener.as_ref().map(|l| l.local_addr()).transpose()?,
+            shutdown,
+        });
+        if let Some(listener) = listener {
+            inner
+                .handle
+                .spawn(accept_loop(Arc::downgrade(&inner), listener));
+        }
+        Ok(inner)
+    }
+}
+
+async fn accept_loop(node: Weak<Inner>, listener: TcpListener) {
+    let Some(mut stop) = node.upgrade().map(|node| node.shutdown.subscribe()) else {
+        return;
+    };
+    loop {
+        let accepted = tokio::select! {
+            () = crate::connection::stopped(&mut stop) => return,
+            accepted = listener.accept() => accepted,
+        };
+        let Some(node) = node.upgrade() else {
+            return;
+        };
+        match accepted {
+            Ok((stream, _)) => {
+                let _ = stream.set_nodelay(true);
+                // The hello runs in its own task, so a slow peer cannot hold up the others.
+                node.handle.clone().spawn(async move {
+                    let _ = node.attach_inner(stream, Origin::Accepted).await;
+                });
+            }
+            // A failed accept (out of file descriptors, say): wait a little and go on.
+            Err(_) => tokio::time::sleep(Duration::from_millis(10)).await,
+        }
+    }
+}
+
+/// One process's end of the network (see the [module docs](self)).
+pub struct Node {
+    inner: Arc<Inner>,
+    thread: Option<std::thread::JoinHandle<()>>,
+}
+
+struct Inner {
+    handle: tokio::runtime::Handle,
+    config: Config,
+    registry: Arc<Registry>,
+    /// The connections this node dialed, by address: one per peer.
+    dialed: tokio::sync::Mutex<HashMap<SocketAddr, Arc<Conn>>>,
+    /// Every connection, to fail them all at shutdown.
+    conns: Mutex<Vec<Weak<Conn>>>,
+    local_addr: Option<SocketAddr>,
+    shutdown: watch::Sender<bool>,
+}
+
+impl Inner {
+    async fn attach_inner<T>(&self, io: T, origin: Origin) -> Result<Arc<Conn>, ConnectError>
+    where
+        T: AsyncRead + AsyncWrite + Send + 'static,
+    {
+        let conn = connection::start(
+            io,
+            origin,
+            self.config,
+            self.registry.clone(),
+            self.handle.clone(),
+        )
+        .await?;
+        let mut conns = lock(&self.conns);
+        conns.retain(|conn| conn.upgrade().is_some_and(|conn| !conn.is_dead()));
+        conns.push(Arc::downgrade(&conn));
+        drop(conns);
+        // A node that shut down while this connection started: fail it too.
+        if *self.shutdown.borrow() {
+            conn.fail(closed_by_node());
+        }
+        Ok(conn)
+    }
+
+    async fn connect_inner(&self, addr: SocketAddr) -> Result<Arc<Conn>, ConnectError> {
+        let mut dialed = self.dialed.lock().await;
+        if let Some(conn) = dialed.get(&addr).filter(|conn| !conn.is_dead()) {
+            return Ok(conn.clone());
+        }
+        let stream =
+            match tokio::time::timeout(self.config.connect_timeout, TcpStream::connect(addr)).await
+            {
+                Ok(stream) => stream?,
+                Err(_) => return Err(ConnectError::Timeout),
+            };
+        let _ = stream.set_nodelay(true);
+        let conn = self.attach_inner(stream, Origin::Dialed).await?;
+        dialed.insert(addr, conn.clone());
+        Ok(conn)
+    }
+}
+
+impl std::fmt::Debug for Node {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("Node")
+            .field("local_addr", &self.inner.local_addr)
+            .finish_non_exhaustive()
+    }
+}
+
+impl Node {
+    /// How to start a node.
+    pub fn builder() -> Builder {
+        Builder::default()
+    }
+
+    /// The address the node listens on, if it listens.
+    pub fn local_addr(&self) -> Option<SocketAddr> {
+        self.inner.local_addr
+    }
+
+    /// The node's settings.
+    pub fn config(&self) -> &Config {
+        &self.inner.config
+    }
+
+    /// Serves `protocol` in `role`: sessions peers open with it arrive at the returned
+    /// [`Acceptor`]. A peer opening it with another fingerprint, or in the same role, gets
+    /// [`ConnectError::Incompatible`]; one opening a protocol nobody serves, or after the
+    /// acceptor was dropped, [`ConnectError::Refused`]. Serving a name again replaces the
+    /// acceptor.
+    pub fn serve(&self, protocol: Protocol, role: Role) -> Acceptor {
+        let (acceptor, sessions) = mpsc::unbounded_channel();
+        lock(&self.inner.registry.served).insert(
+            protocol.name,
+            crate::node::Serve {
+                protocol,
+                role,
+                acceptor,
+            },
+        );
+        Acceptor {
+            sessions,
+            protocol: protocol.name,
+        }
+    }
+
+    /// The connection to the node at `addr`: the one already open, or a new one (dialed,
+    /// then a hello each way). One connection carries every session with that peer.
+    pub async fn connect_async(&self, addr: SocketAddr) -> Result<Connection, ConnectError> {
+        let inner = self.inner.clone();
+        self.run(async move { inner.connect_inner(addr).await })
+            .await
+            .map(Connection)
+    }
+
+    /// [`connect_async`](Self::connect_async), blocking the thread. Not for async code.
+    pub fn connect(&self, addr: SocketAddr) -> Result<Connection, ConnectError> {
+        block_on(self.connect_async(addr))
+    }
+
+    /// Opens a session of `protocol`, playing `role`, with the node at `addr` (over the
+    /// connection to it, made if need be).
+    pub async fn open_async(
+        &self,
+        addr: SocketAddr,
+        protocol: Protocol,
+        role: Role,
+    ) -> Result<RawSession, ConnectError> {
+        self.connect_async(addr)
+            .await?
+            .open_async(protocol, role)
+            .await
+    }
+
+    /// [`open_async`](Self::open_async), blocking the thread. Not for async code.
+    pub fn open(
+        &self,
+        addr: SocketAddr,
+        protocol: Protocol,
+        role: Role,
+    ) -> Result<RawSession, ConnectError> {
+        block_on(self.open_async(addr, protocol, role))
+    }
+
+    /// Runs a connection over any byte stream (a Unix socket, an in-memory
+    /// `tokio::io::duplex`, a test's faulty wrapper), as the end that dialed it or the one
+    /// that accepted it; the two ends must say different [`Origin`]s.
+    pub async fn attach_async<T>(&self, io: T, origin: Origin) -> Result<Connection, ConnectError>
+    where
+        T: AsyncRead + AsyncWrite + Send + 'static,
+    {
+        let inner = self.inner.clone();
+        self.run(async move { inner.attach_inner(io, origin).await })
+            .await
+            .map(Connection)
+    }
+
+    /// Runs `future` on the node's runtime (it needs its IO driver and timer).
+    async fn run<T: Send + 'static>(
+        &self,
+        future: impl Future<Output = Result<T, ConnectError>> + Send + 'static,
+    ) -> Result<T, ConnectError> {
+        match self.inner.handle.spawn(future).await {
+            Ok(result) => result,
+            Err(_) => Err(ConnectError::Io(Arc::new(io::Error::new(
+                io::ErrorKind::ConnectionAborted,
+                "the node shut down",
+            )))),
+        }
+    }
+}
+
+impl Drop for Node {
+    /// Shuts the node down: every connection fails, so every session on it ends with
+    /// [`SessionError::ConnectionLost`](crate::SessionError::ConnectionLost).
+    fn drop(&mut self) {
+        self.inner.shutdown.send_replace(true);
+        for conn in std::mem::take(&mut *lock(&self.inner.conns)) {
+            if let Some(conn) = conn.upgrade() {
+                conn.fail(closed_by_node());
+            }
+        }
+        // The thread stops by itself; it is not joined, so dropping a node never blocks.
+        drop(self.thread.take());
+    }
+}
+
+/// A connection to a peer node, carrying any number of sessions.
+#[derive(Clone)]
+pub struct Connection(Arc<Conn>);
+
+impl std::fmt::Debug for Connection {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("Connection")
+            .field("dead", &self.0.is_dead())
+            .finish_non_exhaustive()
+    }
+}
+
+impl Connection {
+    /// Opens a session of `protocol` on this connection, playing `role`. Fails with
+    /// [`ConnectError::Incompatible`] if the peer serves the protocol under another
+    /// fingerprint (or in the same role), [`ConnectError::Refused`] if it does not serve it,
+    /// [`ConnectError::Timeout`] if it does not answer within the open timeout.
+    pub async fn open_async(
+        &self,
+        protocol: Protocol,
+        role: Role,
+    ) -> Result<RawSession, ConnectError> {
+        let conn = self.0.clone();
+        match self.0.handle.spawn(conn.open(protocol, role)).await {
+            Ok(result) => result,
+            Err(_) => Err(closed_by_node().into()),
+        }
+    }
+
+    /// [`open_async`](Self::open_async), blocking the thread. Not for async code.
+    pub fn open(&self, protocol: Protocol, role: Role) -> Result<RawSession, ConnectError> {
+        block_on(self.open_async(protocol, role))
+    }
+
+    /// Why the connection died, if it has: every session on it ended with this error.
+    pub fn failure(&self) -> Option<crate::SessionError> {
+        self.0.failure()
+    }
+}

@@ -1,0 +1,340 @@
+//! One session on a connection, untyped: [`RawSession`] sends and receives `(state, message,
+//! payload)` triples, which is all a protocol's generated pump needs. It knows nothing of the
+//! protocol's states; the pump does (DESIGN section 6):
+//!
+//! - On open, the pump holds the *dual* local endpoint of the one it hands the user (from the
+//!   protocol's `init()`), and a `RawSession` opened with the protocol's [`Protocol`]
+//!   (name, fingerprint, bounded or not) and role.
+//! - In a state where the user's side sends, the pump receives from its local endpoint, and
+//!   forwards the message with [`send`](RawSession::send): the state's index, the message's
+//!   index in that state, and the payload (serialized with postcard). In a state where the
+//!   remote side sends, it [`recv`](RawSession::recv)s, checks that the state index is the one
+//!   it is in and the message index is one of that state's, decodes the payload as that
+//!   message's type only ([`RawMessage::decode`]), and sends it on its local endpoint. A wrong
+//!   index or a payload that does not decode is a [`violation`](RawSession::violation).
+//! - When the local endpoint is dropped or the protocol ends, the pump
+//!   [`close`](RawSession::close)s; when the session fails, it drops its local endpoint, so the
+//!   user's endpoint sees the pipe closed (the cause is kept in the [`SessionError`]).
+//!
+//! Flow control: for an unbounded protocol each end grants its peer a credit window of
+//! messages (the node's [`Config::window`](crate::Config::window)); a send waits while the
+//! window is spent, and a receive hands credit back every half window. A peer that sends past
+//! its window is a violation. Bounded protocols need no credit (at most a bounded number of
+//! messages is ever in flight) and send at once.
+
+use std::sync::Arc;
+
+use bytes::{Bytes, BytesMut};
+use serde::Serialize;
+use serde::de::DeserializeOwned;
+use tokio::sync::mpsc;
+
+use crate::block::block_on;
+use crate::connection::{Conn, Slot, closed_by_node, lock};
+use crate::error::SessionError;
+use crate::frame::{self, AbortCode, Kind};
+
+/// What the reader task hands a session: a message, or the end.
+pub(crate) enum Event {
+    Msg {
+        state: u32,
+        msg: u32,
+        payload: Bytes,
+    },
+    End(SessionError),
+}
+
+/// One message as it came off the wire: the index of the state it was sent in, its index in
+/// that state, and its payload's postcard bytes.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct RawMessage {
+    /// The state's index in the protocol.
+    pub state: u32,
+    /// The message's index in its state.
+    pub msg: u32,
+    /// The payload, as postcard bytes.
+    pub payload: Bytes,
+}
+
+impl RawMessage {
+    /// Decodes the payload as a `T`; a payload that does not decode, or has bytes left over,
+    /// is a [`SessionError::Violation`].
+    pub fn decode<T: DeserializeOwned>(&self) -> Result<T, SessionError> {
+        match postcard::take_from_bytes::<T>(&self.payload) {
+            Ok((value, [])) => Ok(value),
+            Ok((_, rest)) => Err(SessionError::Violation(format!(
+                "{} bytes left after the payload of message {} in state {}",
+                rest.len(),
+                self.msg,
+                self.state
+            ))),
+            Err(error) => Err(SessionError::Violation(format!(
+                "the payload of message {} in state {} does not decode: {error}",
+                self.msg, self.state
+            ))),
+        }
+    }
+}
+
+/// One session on a connection, untyped: what a protocol's generated pump sits on (see the
+/// [module docs](self)). Not `Clone`; dropping it closes the session.
+pub struct RawSession {
+    id: u64,
+    conn: Arc<Conn>,
+    slot: Arc<Slot>,
+    inbox: mpsc::UnboundedReceiver<Event>,
+    protocol: &'static str,
+    /// Messages received since the last credit sent.
+    uncredited: u32,
+    /// Whether this end ended the session (closed or aborted it).
+    done: bool,
+}
+
+impl std::fmt::Debug for RawSession {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("RawSession")
+            .field("id", &self.id)
+            .field("protocol", &self.protocol)
+            .finish_non_exhaustive()
+    }
+}
+
+impl RawSession {
+    pub(crate) fn new(
+        id: u64,
+        conn: Arc<Conn>,
+        slot: Arc<Slot>,
+        inbox: mpsc::UnboundedReceiver<Event>,
+        protocol: &'static str,
+    ) -> Self {
+        RawSession {
+            id,
+            conn,
+            slot,
+            inbox,
+            protocol,
+            uncredited: 0,
+            done: false,
+        }
+    }
+
+    /// The session's id on its connection.
+    pub fn id(&self) -> u64 {
+        self.id
+    }
+
+    /// The name of the session's protocol.
+    pub fn protocol(&self) -> &'static str {
+        self.protocol
+    }
+
+    /// Why the session cannot go on, if it cannot.
+    fn ended(&self) -> Option<SessionError> {
+        lock(&self.slot.ended)
+            .clone()
+            .or_else(|| self.conn.failure())
+    }
+
+    /// Sends message `msg` of state `state` with `payload` (serialized with postcard),
+    /// waiting for credit if the protocol is unbounded and the peer's window is spent.
+    /// `Ok` means handed to the connection, as with TCP: to know the peer has it, the
+    /// protocol needs a state in which the peer answers.
+    pub async fn send_async<T: Serialize + ?Sized>(
+        &self,
+        state: u32,
+        msg: u32,
+        payload: &T,
+    ) -> Result<(), SessionError> {
+        if let Some(error) = self.ended() {
+            return Err(error);
+        }
+        // Encode first: a payload that does not serialize or is too large costs no credit.
+        let mut out = BytesMut::with_capacity(64);
+        frame::encode_msg(
+            self.id,
+            state,
+            msg,
+            payload,
+            self.conn.config.max_frame,
+            &mut out,
+        )?;
+        if self.slot.limited.load(std::sync::atomic::Ordering::Acquire) {
+            match self.slot.credit.acquire().await {
+                Ok(permit) => permit.forget(),
+                Err(_) => return Err(self.ended().unwrap_or(SessionError::PeerClosed)),
+            }
+        }
+        self.conn.send_bytes(out.freeze())
+    }
+
+    /// [`send_async`](Self::send_async), blocking the thread while the credit is spent. Not
+    /// for async code.
+    pub fn send<T: Serialize + ?Sized>(
+        &self,
+        state: u32,
+        msg: u32,
+        payload: &T,
+    ) -> Result<(), SessionError> {
+        block_on(self.send_async(state, msg, payload))
+    }
+
+    /// [`send_async`](Self::send_async) without waiting: `Ok(false)` if the credit is spent
+    /// (nothing was sent).
+    pub fn try_send<T: Serialize + ?Sized>(
+        &self,
+        state: u32,
+        msg: u32,
+        payload: &T,
+    ) -> Result<bool, SessionError> {
+        if self.slot.limited.load(std::sync::atomic::Ordering::Acquire)
+            && self.slot.credit.available_permits() == 0
+        {
+            return match self.ended() {
+                Some(error) => Err(error),
+                None => Ok(false),
+            };
+        }
+        self.send(state, msg, payload).map(|()| true)
+    }
+
+    /// The next message from the peer. After the last one, the error says why there are no
+    /// more: [`SessionError::PeerClosed`] when the peer ended the session, or the connection's
+    /// failure.
+    pub async fn recv_async(&mut self) -> Result<RawMessage, SessionError> {
+        match self.inbox.recv().await {
+            Some(Event::Msg {
+                state,
+                msg,
+                payload,
+            }) => {
+                self.credit_one();
+                Ok(RawMessage {
+                    state,
+                    msg,
+                    payload,
+                })
+            }
+            Some(Event::End(error)) => Err(error),
+            None => Err(self.ended().unwrap_or_else(closed_by_node)),
+        }
+    }
+
+    /// [`recv_async`](Self::recv_async), blocking the thread. Not for async code.
+    pub fn recv(&mut self) -> Result<RawMessage, SessionError> {
+        block_on(self.recv_async())
+    }
+
+    /// A received message, if one is here already (`Ok(None)` if not).
+    pub fn try_recv(&mut self) -> Result<Option<RawMessage>, SessionError> {
+        match self.inbox.try_recv() {
+            Ok(Event::Msg {
+                state,
+                msg,
+                payload,
+            }) => {
+                self.credit_one();
+                Ok(Some(RawMessage {
+                    state,
+                    msg,
+                    payload,
+                }))
+            }
+            Ok(Event::End(error)) => Err(error),
+            Err(mpsc::error::TryRecvError::Empty) => Ok(None),
+            Err(mpsc::error::TryRecvError::Disconnected) => {
+                Err(self.ended().unwrap_or_else(closed_by_node))
+            }
+        }
+    }
+
+    /// Counts a received message, and hands the peer credit every half window.
+    fn credit_one(&mut self) {
+        let window = self.slot.window;
+        if window == 0 {
+            return;
+        }
+        self.uncredited += 1;
+        if self.uncredited >= (window / 2).max(1) {
+            let n = std::mem::take(&mut self.uncredited);
+            self.slot
+                .inflight
+                .fetch_sub(n, std::sync::atomic::Ordering::AcqRel);
+            let _ = self.conn.send_frame(self.id, Kind::Credit { n });
+        }
+    }
+
+    /// Ends the session: the peer receives what was sent before, then
+    /// [`SessionError::PeerClosed`]. Dropping the session does the same.
+    pub fn close(mut self) {
+        self.end_with(Kind::Close);
+    }
+
+    /// Aborts the session: the peer's next receive or send fails with
+    /// [`SessionError::Aborted`] and `reason`.
+    pub fn abort(mut self, reason: &str) {
+        self.end_with(Kind::Abort {
+            code: AbortCode::Aborted,
+            reason: reason.into(),
+        });
+    }
+
+    /// Aborts the session because the peer broke the protocol (a wrong state or message
+    /// index, a payload that does not decode): the peer fails with
+    /// [`SessionError::Violation`] and `what`.
+    pub fn violation(mut self, what: &str) {
+        self.end_with(Kind::Abort {
+            code: AbortCode::Violation,
+            reason: what.into(),
+        });
+    }
+
+    pub(crate) fn abort_with(mut self, code: AbortCode, reason: &str) {
+        self.end_with(Kind::Abort {
+            code,
+            reason: reason.into(),
+        });
+    }
+
+    fn end_with(&mut self, kind: Kind) {
+        if std::mem::replace(&mut self.done, true) {
+            return;
+        }
+        // Owe the peer a frame only if neither it nor the connection ended the session first.
+        if self.conn.remove(self.id) && !self.conn.is_dead() {
+            let _ = self.conn.send_frame(self.id, kind);
+        }
+    }
+}
+
+impl Drop for RawSession {
+    fn drop(&mut self) {
+        self.end_with(Kind::Close);
+    }
+}
+
+/// Sessions of one protocol that peers open with this node: from [`Node::serve`]
+/// (crate::Node::serve).
+pub struct Acceptor {
+    pub(crate) sessions: mpsc::UnboundedReceiver<RawSession>,
+    pub(crate) protocol: &'static str,
+}
+
+impl std::fmt::Debug for Acceptor {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("Acceptor")
+            .field("protocol", &self.protocol)
+            .finish_non_exhaustive()
+    }
+}
+
+impl Acceptor {
+    /// The next session a peer opens; `None` once the node has shut down.
+    pub async fn accept_async(&mut self) -> Option<RawSession> {
+        self.sessions.recv().await
+    }
+
+    /// [`accept_async`](Self::accept_async), blocking the thread. Not for async code.
+    pub fn accept(&mut self) -> Option<RawSession> {
+        block_on(self.accept_async())
+    }
+}
