@@ -315,6 +315,15 @@ impl Node {
         self.inner.local_addr
     }
 
+    /// How many connections the node has open (dialed and accepted): one per peer node, however
+    /// many sessions they carry.
+    pub fn connections(&self) -> usize {
+        lock(&self.inner.conns)
+            .iter()
+            .filter(|conn| conn.upgrade().is_some_and(|conn| !conn.is_dead()))
+            .count()
+    }
+
     /// The node's settings.
     pub fn config(&self) -> &Config {
         &self.inner.config

@@ -1,0 +1,484 @@
+//! Sessions between two nodes over an in-memory `tokio::io::duplex`: opening (and every way
+//! it is refused), messages in order both ways, close and abort, credit flow control, many
+//! sessions on one connection, and a peer that breaks the rules by hand.
+
+mod common;
+
+use std::io;
+
+use bytes::Bytes;
+use common::{BANK, RawPeer, STREAM, node, pair, quick, within};
+use pipes_net::frame::{AbortCode, Frame, Kind};
+use pipes_net::{Config, ConnectError, Origin, Protocol, Role, SessionError};
+
+#[tokio::test]
+async fn a_session_carries_messages_both_ways_in_order() {
+    within(10, async {
+        let (_client, conn, server, _) = pair(quick()).await;
+        let mut acceptor = server.serve(BANK, Role::Server);
+        let (session, accepted) =
+            tokio::join!(conn.open_async(BANK, Role::Client), acceptor.accept_async());
+        let (mut client, mut served) = (session.unwrap(), accepted.unwrap());
+        assert_eq!(served.protocol(), "bank");
+        client
+            .send_async(0, 0, &("alice".to_string(), "pw".to_string()))
+            .await
+            .unwrap();
+        client.send_async(2, 0, &100u64).await.unwrap();
+        let login = served.recv_async().await.unwrap();
+        assert_eq!((login.state, login.msg), (0, 0));
+        assert_eq!(
+            login.decode::<(String, String)>().unwrap(),
+            ("alice".into(), "pw".into())
+        );
+        let deposit = served.recv_async().await.unwrap();
+        assert_eq!((deposit.state, deposit.msg), (2, 0));
+        assert_eq!(deposit.decode::<u64>().unwrap(), 100);
+        served.send_async(1, 0, &()).await.unwrap();
+        let logged_in = client.recv_async().await.unwrap();
+        assert_eq!((logged_in.state, logged_in.msg), (1, 0));
+        logged_in.decode::<()>().unwrap();
+    })
+    .await;
+}
+
+#[tokio::test]
+async fn a_fingerprint_mismatch_is_incompatible_at_open_time() {
+    within(10, async {
+        let (_client, conn, server, _) = pair(quick()).await;
+        let _acceptor = server.serve(BANK, Role::Server);
+        let other = Protocol::bounded("bank", b"bank fingerprint v2");
+        let error = conn.open_async(other, Role::Client).await.unwrap_err();
+        assert!(matches!(error, ConnectError::Incompatible(_)), "{error}");
+        assert!(error.to_string().contains("`bank` differs"), "{error}");
+    })
+    .await;
+}
+
+#[tokio::test]
+async fn both_ends_in_the_same_role_is_incompatible() {
+    within(10, async {
+        let (_client, conn, server, _) = pair(quick()).await;
+        let _acceptor = server.serve(BANK, Role::Server);
+        let error = conn.open_async(BANK, Role::Server).await.unwrap_err();
+        assert!(matches!(error, ConnectError::Incompatible(_)), "{error}");
+    })
+    .await;
+}
+
+#[tokio::test]
+async fn a_protocol_nobody_serves_is_refused() {
+    within(10, async {
+        let (_client, conn, server, _) = pair(quick()).await;
+        let error = conn.open_async(BANK, Role::Client).await.unwrap_err();
+        assert!(matches!(error, ConnectError::Refused(_)), "{error}");
+        // A dropped acceptor refuses too.
+        drop(server.serve(BANK, Role::Server));
+        let error = conn.open_async(BANK, Role::Client).await.unwrap_err();
+        assert!(matches!(error, ConnectError::Refused(_)), "{error}");
+    })
+    .await;
+}
+
+#[tokio::test]
+async fn a_peer_that_never_answers_the_open_times_out() {
+    within(10, async {
+        let config = Config {
+            open_timeout: std::time::Duration::from_millis(200),
+            ..quick()
+        };
+        let (node, conn, mut peer) = RawPeer::attached(config).await;
+        let opening = conn.open_async(BANK, Role::Client);
+        let (opened, open) = tokio::join!(opening, peer.read());
+        assert!(matches!(opened, Err(ConnectError::Timeout)), "{opened:?}");
+        assert!(matches!(open.unwrap().kind, Kind::Open { .. }));
+        drop(node);
+    })
+    .await;
+}
+
+#[tokio::test]
+async fn close_reaches_the_peer_after_the_messages_before_it() {
+    within(10, async {
+        let (_client, conn, server, _) = pair(quick()).await;
+        let mut acceptor = server.serve(STREAM, Role::Server);
+        let (client, served) = tokio::join!(
+            conn.open_async(STREAM, Role::Client),
+            acceptor.accept_async()
+        );
+        let (client, mut served) = (client.unwrap(), served.unwrap());
+        for i in 0..10u32 {
+            client.send_async(0, 0, &i).await.unwrap();
+        }
+        client.close();
+        for i in 0..10u32 {
+            assert_eq!(
+                served.recv_async().await.unwrap().decode::<u32>().unwrap(),
+                i
+            );
+        }
+        let error = served.recv_async().await.unwrap_err();
+        assert!(matches!(error, SessionError::PeerClosed), "{error}");
+        // Its sends fail too, and keep failing.
+        let error = served.send_async(0, 0, &1u32).await.unwrap_err();
+        assert!(matches!(error, SessionError::PeerClosed), "{error}");
+        assert!(served.recv_async().await.is_err());
+    })
+    .await;
+}
+
+#[tokio::test]
+async fn abort_gives_the_peer_the_reason() {
+    within(10, async {
+        let (_client, conn, server, _) = pair(quick()).await;
+        let mut acceptor = server.serve(BANK, Role::Server);
+        let (client, served) =
+            tokio::join!(conn.open_async(BANK, Role::Client), acceptor.accept_async());
+        let (mut client, served) = (client.unwrap(), served.unwrap());
+        served.abort("the bank is closed");
+        match client.recv_async().await {
+            Err(SessionError::Aborted(reason)) => assert_eq!(reason, "the bank is closed"),
+            other => panic!("{other:?}"),
+        }
+    })
+    .await;
+}
+
+#[tokio::test]
+async fn a_payload_that_does_not_decode_is_a_violation_the_peer_hears_of() {
+    within(10, async {
+        let (_client, conn, server, _) = pair(quick()).await;
+        let mut acceptor = server.serve(BANK, Role::Server);
+        let (client, served) =
+            tokio::join!(conn.open_async(BANK, Role::Client), acceptor.accept_async());
+        let (mut client, mut served) = (client.unwrap(), served.unwrap());
+        client.send_async(0, 0, "not a number").await.unwrap();
+        let message = served.recv_async().await.unwrap();
+        let error = message.decode::<(u64, u64)>().unwrap_err();
+        assert!(matches!(error, SessionError::Violation(_)), "{error}");
+        served.violation(&error.to_string());
+        match client.recv_async().await {
+            Err(SessionError::Violation(what)) => assert!(what.contains("payload"), "{what}"),
+            other => panic!("{other:?}"),
+        }
+    })
+    .await;
+}
+
+#[tokio::test]
+async fn an_oversized_send_fails_alone_and_the_session_goes_on() {
+    within(10, async {
+        let config = Config {
+            max_frame: 1024,
+            ..quick()
+        };
+        let (_client, conn, server, _) = pair(config).await;
+        let mut acceptor = server.serve(BANK, Role::Server);
+        let (client, served) =
+            tokio::join!(conn.open_async(BANK, Role::Client), acceptor.accept_async());
+        let (client, mut served) = (client.unwrap(), served.unwrap());
+        let error = client.send_async(0, 0, &vec![7u8; 2000]).await.unwrap_err();
+        assert!(
+            matches!(error, SessionError::FrameTooLarge { max: 1024, .. }),
+            "{error}"
+        );
+        assert!(!error.is_fatal());
+        client.send_async(0, 0, &vec![7u8; 100]).await.unwrap();
+        assert_eq!(
+            served
+                .recv_async()
+                .await
+                .unwrap()
+                .decode::<Vec<u8>>()
+                .unwrap(),
+            vec![7u8; 100]
+        );
+    })
+    .await;
+}
+
+#[tokio::test]
+async fn credit_holds_a_fast_sender_to_the_window() {
+    within(10, async {
+        let config = Config {
+            window: 8,
+            ..quick()
+        };
+        let (_client, conn, server, _) = pair(config).await;
+        let mut acceptor = server.serve(STREAM, Role::Server);
+        let (client, served) = tokio::join!(
+            conn.open_async(STREAM, Role::Client),
+            acceptor.accept_async()
+        );
+        let (client, mut served) = (client.unwrap(), served.unwrap());
+        let mut sent = 0u32;
+        while client.try_send(0, 0, &sent).unwrap() {
+            sent += 1;
+        }
+        // The window, and not one more, until the receiver takes some.
+        assert_eq!(sent, 8);
+        for i in 0..4 {
+            assert_eq!(
+                served.recv_async().await.unwrap().decode::<u32>().unwrap(),
+                i
+            );
+        }
+        // Half a window taken: credit for 4 comes back.
+        within(5, async {
+            while !client.try_send(0, 0, &sent).unwrap() {
+                tokio::time::sleep(std::time::Duration::from_millis(1)).await;
+            }
+        })
+        .await;
+        sent += 1;
+        while client.try_send(0, 0, &sent).unwrap() {
+            sent += 1;
+        }
+        assert_eq!(sent, 12);
+        // A blocked send_async goes on when credit comes.
+        let sender = async {
+            client.send_async(0, 0, &sent).await.unwrap();
+        };
+        let receiver = async {
+            for i in 4..13 {
+                assert_eq!(
+                    served.recv_async().await.unwrap().decode::<u32>().unwrap(),
+                    i
+                );
+            }
+        };
+        tokio::join!(sender, receiver);
+    })
+    .await;
+}
+
+#[tokio::test]
+async fn many_sessions_share_one_connection() {
+    within(30, async {
+        let (client, conn, server, _) = pair(quick()).await;
+        let mut acceptor = server.serve(STREAM, Role::Server);
+        const SESSIONS: u32 = 50;
+        const MESSAGES: u32 = 200;
+        let echo = tokio::spawn(async move {
+            let mut tasks = Vec::new();
+            for _ in 0..SESSIONS {
+                let mut session = acceptor.accept_async().await.unwrap();
+                tasks.push(tokio::spawn(async move {
+                    while let Ok(message) = session.recv_async().await {
+                        let (id, i): (u32, u32) = message.decode().unwrap();
+                        session.send_async(1, 0, &(id, i)).await.unwrap();
+                    }
+                }));
+            }
+            for task in tasks {
+                task.await.unwrap();
+            }
+        });
+        let mut tasks = Vec::new();
+        for id in 0..SESSIONS {
+            let conn = conn.clone();
+            tasks.push(tokio::spawn(async move {
+                let mut session = conn.open_async(STREAM, Role::Client).await.unwrap();
+                for i in 0..MESSAGES {
+                    session.send_async(0, 0, &(id, i)).await.unwrap();
+                }
+                for i in 0..MESSAGES {
+                    let reply = session.recv_async().await.unwrap();
+                    assert_eq!(reply.decode::<(u32, u32)>().unwrap(), (id, i));
+                }
+            }));
+        }
+        for task in tasks {
+            task.await.unwrap();
+        }
+        echo.await.unwrap();
+        assert_eq!(client.connections(), 1);
+        assert_eq!(server.connections(), 1);
+    })
+    .await;
+}
+
+#[tokio::test]
+async fn dropping_a_node_fails_every_session_on_its_connections() {
+    within(10, async {
+        let (client, conn, server, _) = pair(quick()).await;
+        let mut acceptor = server.serve(STREAM, Role::Server);
+        let mut sessions = Vec::new();
+        for _ in 0..3 {
+            let (client, served) = tokio::join!(
+                conn.open_async(STREAM, Role::Client),
+                acceptor.accept_async()
+            );
+            sessions.push((client.unwrap(), served.unwrap()));
+        }
+        drop(server);
+        for (mut client, mut served) in sessions {
+            let error = served.recv_async().await.unwrap_err();
+            assert!(matches!(error, SessionError::ConnectionLost(_)), "{error}");
+            let error = client.recv_async().await.unwrap_err();
+            assert!(matches!(error, SessionError::ConnectionLost(_)), "{error}");
+            assert!(client.send_async(0, 0, &1u8).await.is_err());
+        }
+        assert!(conn.failure().is_some());
+        let error = conn.open_async(STREAM, Role::Client).await.unwrap_err();
+        assert!(matches!(error, ConnectError::Io(_)), "{error}");
+        drop(client);
+    })
+    .await;
+}
+
+/// Opens a session from a raw peer and returns the node's session.
+async fn raw_open(
+    peer: &mut RawPeer,
+    acceptor: &mut pipes_net::Acceptor,
+    window: u32,
+) -> pipes_net::RawSession {
+    peer.write(Frame::new(
+        1,
+        Kind::Open {
+            role: Role::Client,
+            window,
+            name: STREAM.name.into(),
+            fingerprint: Bytes::from_static(STREAM.fingerprint),
+        },
+    ))
+    .await;
+    let session = acceptor.accept_async().await.unwrap();
+    assert!(matches!(peer.read().await.unwrap().kind, Kind::Open { .. }));
+    session
+}
+
+#[tokio::test]
+async fn messages_past_the_credit_window_are_a_violation() {
+    within(10, async {
+        let config = Config {
+            window: 4,
+            ..quick()
+        };
+        let (node, _conn, mut peer) = RawPeer::attached(config).await;
+        let mut acceptor = node.serve(STREAM, Role::Server);
+        let mut session = raw_open(&mut peer, &mut acceptor, 4).await;
+        for i in 0..5u8 {
+            let mut frame = Frame::new(1, Kind::Msg { state: 0, msg: 0 });
+            frame.payload = Bytes::from(vec![i]);
+            peer.write(frame).await;
+        }
+        for i in 0..4u8 {
+            assert_eq!(
+                session.recv_async().await.unwrap().decode::<u8>().unwrap(),
+                i
+            );
+        }
+        let error = session.recv_async().await.unwrap_err();
+        assert!(matches!(error, SessionError::Violation(_)), "{error}");
+        // The peer is told, with the code.
+        loop {
+            match peer.read().await.unwrap().kind {
+                Kind::Abort { code, .. } => {
+                    assert_eq!(code, AbortCode::Violation);
+                    break;
+                }
+                Kind::Credit { .. } => continue,
+                other => panic!("{other:?}"),
+            }
+        }
+    })
+    .await;
+}
+
+#[tokio::test]
+async fn a_malformed_frame_fails_the_connection_with_a_violation() {
+    within(10, async {
+        let (node, conn, mut peer) = RawPeer::attached(quick()).await;
+        let mut acceptor = node.serve(STREAM, Role::Server);
+        let mut session = raw_open(&mut peer, &mut acceptor, 0).await;
+        peer.write_body(b"\x01\x09").await; // kind 9 does not exist
+        let error = session.recv_async().await.unwrap_err();
+        assert!(
+            matches!(error, SessionError::Violation(ref what) if what.contains("kind 9")),
+            "{error}"
+        );
+        assert!(matches!(conn.failure(), Some(SessionError::Violation(_))));
+        // The node hangs up.
+        while peer.read().await.is_some() {}
+    })
+    .await;
+}
+
+#[tokio::test]
+async fn an_oversized_frame_from_the_peer_fails_the_connection() {
+    within(10, async {
+        let config = Config {
+            max_frame: 1000,
+            ..quick()
+        };
+        let (node, _conn, mut peer) = RawPeer::attached(config).await;
+        let mut acceptor = node.serve(STREAM, Role::Server);
+        let mut session = raw_open(&mut peer, &mut acceptor, 0).await;
+        peer.write_body(&[0; 1001]).await;
+        let error = session.recv_async().await.unwrap_err();
+        assert!(
+            matches!(
+                error,
+                SessionError::FrameTooLarge {
+                    len: 1001,
+                    max: 1000
+                }
+            ),
+            "{error}"
+        );
+    })
+    .await;
+}
+
+#[tokio::test]
+async fn a_silent_peer_is_a_heartbeat_timeout() {
+    within(10, async {
+        let (node, _conn, mut peer) = RawPeer::attached(quick()).await;
+        let mut acceptor = node.serve(STREAM, Role::Server);
+        let mut session = raw_open(&mut peer, &mut acceptor, 0).await;
+        // The raw peer sends no heartbeats.
+        let error = session.recv_async().await.unwrap_err();
+        assert!(matches!(error, SessionError::HeartbeatTimeout), "{error}");
+    })
+    .await;
+}
+
+#[tokio::test]
+async fn a_peer_that_is_not_pipes_net_is_incompatible() {
+    within(10, async {
+        let node = node(quick()).await;
+        let (a, mut b) = tokio::io::duplex(1024);
+        let junk = async {
+            use tokio::io::AsyncWriteExt;
+            b.write_all(b"\x00\x00\x00\x05HTTP/").await.unwrap();
+            b
+        };
+        let (attached, _b) = tokio::join!(node.attach_async(a, Origin::Dialed), junk);
+        assert!(
+            matches!(attached, Err(ConnectError::Incompatible(_))),
+            "{attached:?}"
+        );
+    })
+    .await;
+}
+
+#[tokio::test]
+async fn a_peer_that_hangs_up_during_the_hello_is_an_io_error() {
+    within(10, async {
+        let node = node(quick()).await;
+        let (a, b) = tokio::io::duplex(1024);
+        drop(b);
+        match node.attach_async(a, Origin::Dialed).await {
+            Err(ConnectError::Io(error)) => assert!(
+                matches!(
+                    error.kind(),
+                    io::ErrorKind::UnexpectedEof | io::ErrorKind::BrokenPipe
+                ),
+                "{error}"
+            ),
+            other => panic!("{other:?}"),
+        }
+    })
+    .await;
+}
