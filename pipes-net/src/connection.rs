@@ -48,6 +48,8 @@ pub(crate) struct Conn {
     /// Tells the tasks to stop.
     dead: watch::Sender<bool>,
     next_id: AtomicU64,
+    /// The highest id of a session the peer opened (only the reader task writes it).
+    peer_max: AtomicU64,
     pub(crate) handle: tokio::runtime::Handle,
 }
 
@@ -181,16 +183,18 @@ impl Conn {
         protocol: Protocol,
         role: Role,
     ) -> Result<RawSession, ConnectError> {
-        let id = self.next_id.fetch_add(2, Ordering::Relaxed);
         let window = protocol.window(&self.config);
         let slot = Arc::new(Slot::new(window));
         let (events, inbox) = mpsc::unbounded_channel();
         let (answer, answered) = oneshot::channel();
-        {
+        let id = {
+            // The id is taken and the Open queued under the lock, so Opens go out in order
+            // of id (the peer refuses an id lower than one it has seen).
             let mut sessions = lock(&self.sessions);
             if let Some(failure) = self.failure() {
                 return Err(failure.into());
             }
+            let id = self.next_id.fetch_add(2, Ordering::Relaxed);
             sessions.insert(
                 id,
                 Entry {
@@ -203,14 +207,15 @@ impl Conn {
                     }),
                 },
             );
-        }
-        let open = Kind::Open {
-            role,
-            window,
-            name: protocol.name.to_owned(),
-            fingerprint: Bytes::from_static(protocol.fingerprint),
+            let open = Kind::Open {
+                role,
+                window,
+                name: protocol.name.to_owned(),
+                fingerprint: Bytes::from_static(protocol.fingerprint),
+            };
+            self.send_frame(id, open)?;
+            id
         };
-        self.send_frame(id, open)?;
         match tokio::time::timeout(self.config.open_timeout, answered).await {
             Ok(Ok(Ok(()))) => Ok(RawSession::new(id, self, slot, inbox, protocol.name)),
             Ok(Ok(Err(error))) => Err(error),
@@ -243,6 +248,26 @@ impl Conn {
             };
         }
         let peers = (id % 2 == 1) == (origin == Origin::Accepted);
+        // A frame for a session that was never opened (a frame for one that was, and has
+        // ended, is late, not wrong: it is dropped below).
+        let opened = match (&frame.kind, peers) {
+            (Kind::Open { .. }, true) => {
+                if !self.open_peer(id) {
+                    return Err(SessionError::Violation(format!(
+                        "a second Open of session {id}"
+                    )));
+                }
+                true
+            }
+            (_, true) => id <= self.peer_max.load(Ordering::Relaxed),
+            (_, false) => id < self.next_id.load(Ordering::Relaxed),
+        };
+        if !opened {
+            return Err(SessionError::Violation(format!(
+                "a {} frame for session {id}, which was never opened",
+                frame.kind.name()
+            )));
+        }
         match frame.kind {
             Kind::Open {
                 role,
@@ -332,6 +357,16 @@ impl Conn {
         }
     }
 
+    /// Records that the peer opens session `id`; whether it is a new one (each end sends its
+    /// `Open`s in increasing order of id).
+    fn open_peer(&self, id: u64) -> bool {
+        let max = self.peer_max.load(Ordering::Relaxed);
+        if id > max {
+            self.peer_max.store(id, Ordering::Relaxed);
+        }
+        id > max
+    }
+
     /// The peer opens a session: answer with our `Open` and hand the session to the
     /// protocol's acceptor, or refuse it.
     fn accept(
@@ -342,11 +377,6 @@ impl Conn {
         name: String,
         fingerprint: Bytes,
     ) -> Result<(), SessionError> {
-        if lock(&self.sessions).contains_key(&id) {
-            return Err(SessionError::Violation(format!(
-                "a second Open of session {id}"
-            )));
-        }
         let serve = self.registry.get(&name);
         let refusal = match &serve {
             None => Some((
@@ -616,6 +646,7 @@ where
         sessions: Mutex::new(HashMap::new()),
         failure: OnceLock::new(),
         dead,
+        peer_max: AtomicU64::new(0),
         next_id: AtomicU64::new(match origin {
             Origin::Dialed => 1,
             Origin::Accepted => 2,

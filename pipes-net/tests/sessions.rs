@@ -482,3 +482,51 @@ async fn a_peer_that_hangs_up_during_the_hello_is_an_io_error() {
     })
     .await;
 }
+
+#[tokio::test]
+async fn a_frame_for_a_session_never_opened_is_a_violation() {
+    within(10, async {
+        let (node, conn, mut peer) = RawPeer::attached(quick()).await;
+        let mut acceptor = node.serve(STREAM, Role::Server);
+        let mut session = raw_open(&mut peer, &mut acceptor, 0).await;
+        // Session 9 would be the peer's fifth; it opened only session 1.
+        peer.write(Frame::new(9, Kind::Msg { state: 0, msg: 0 }))
+            .await;
+        let error = session.recv_async().await.unwrap_err();
+        assert!(
+            matches!(error, SessionError::Violation(ref what) if what.contains("never opened")),
+            "{error}"
+        );
+        assert!(conn.failure().is_some());
+    })
+    .await;
+}
+
+#[tokio::test]
+async fn a_second_open_of_a_session_is_a_violation() {
+    within(10, async {
+        let (node, conn, mut peer) = RawPeer::attached(quick()).await;
+        let mut acceptor = node.serve(STREAM, Role::Server);
+        let session = raw_open(&mut peer, &mut acceptor, 0).await;
+        session.close();
+        assert_eq!(peer.read().await.unwrap().kind, Kind::Close);
+        peer.write(Frame::new(
+            1,
+            Kind::Open {
+                role: Role::Client,
+                window: 0,
+                name: STREAM.name.into(),
+                fingerprint: Bytes::from_static(STREAM.fingerprint),
+            },
+        ))
+        .await;
+        // The node hangs up.
+        while peer.read().await.is_some() {}
+        assert!(
+            matches!(conn.failure(), Some(SessionError::Violation(ref what)) if what.contains("second Open")),
+            "{:?}",
+            conn.failure()
+        );
+    })
+    .await;
+}
