@@ -668,9 +668,7 @@ async fn read_loop<R: AsyncRead + Unpin>(
     conn: Arc<Conn>,
     mut frames: FramedRead<R, Bodies>,
     origin: Origin,
-) where
-    R: Send,
-{
+) {
     let mut dead = conn.dead.subscribe();
     let timeout = conn.config.heartbeat_timeout;
     loop {

@@ -1,8 +1,5 @@
-//! The node: one process's end of the network. It listens and accepts, dials, keeps one
-//! connection per peer address, serves protocols (an [`Acceptor`] per protocol name), and runs
-//! its driver (the accept loop and every connection's reader and writer tasks) either on a
-//! thread of its own with a current-thread tokio runtime, for blocking programs
-//! ([`Builder::start`]), or on the caller's tokio runtime ([`Builder::start_async`]).
+//! The node ([`Node`]), how to start one ([`Builder`], [`Config`]), the protocols it serves
+//! ([`Protocol`]) and its connections ([`Connection`]).
 
 use std::collections::HashMap;
 use std::io;
@@ -236,7 +233,13 @@ async fn accept_loop(node: Weak<Inner>, listener: TcpListener) {
     }
 }
 
-/// One process's end of the network (see the [module docs](self)).
+/// One process's end of the network. It listens and accepts, dials, keeps one connection per
+/// peer address, serves protocols (an [`Acceptor`] per protocol name), and runs its driver
+/// (the accept loop and every connection's reader and writer tasks) either on a thread of its
+/// own with a current-thread tokio runtime, for blocking programs ([`Builder::start`]), or on
+/// the caller's tokio runtime ([`Builder::start_async`]). Dropping it shuts it down: every
+/// session on its connections fails with
+/// [`SessionError::ConnectionLost`](crate::SessionError::ConnectionLost).
 pub struct Node {
     inner: Arc<Inner>,
     thread: Option<std::thread::JoinHandle<()>>,

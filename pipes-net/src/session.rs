@@ -1,26 +1,5 @@
-//! One session on a connection, untyped: [`RawSession`] sends and receives `(state, message,
-//! payload)` triples, which is all a protocol's generated pump needs. It knows nothing of the
-//! protocol's states; the pump does (DESIGN section 6):
-//!
-//! - On open, the pump holds the *dual* local endpoint of the one it hands the user (from the
-//!   protocol's `init()`), and a `RawSession` opened with the protocol's [`Protocol`]
-//!   (name, fingerprint, bounded or not) and role.
-//! - In a state where the user's side sends, the pump receives from its local endpoint, and
-//!   forwards the message with [`send`](RawSession::send): the state's index, the message's
-//!   index in that state, and the payload (serialized with postcard). In a state where the
-//!   remote side sends, it [`recv`](RawSession::recv)s, checks that the state index is the one
-//!   it is in and the message index is one of that state's, decodes the payload as that
-//!   message's type only ([`RawMessage::decode`]), and sends it on its local endpoint. A wrong
-//!   index or a payload that does not decode is a [`violation`](RawSession::violation).
-//! - When the local endpoint is dropped or the protocol ends, the pump
-//!   [`close`](RawSession::close)s; when the session fails, it drops its local endpoint, so the
-//!   user's endpoint sees the pipe closed (the cause is kept in the [`SessionError`]).
-//!
-//! Flow control: for an unbounded protocol each end grants its peer a credit window of
-//! messages (the node's [`Config::window`](crate::Config::window)); a send waits while the
-//! window is spent, and a receive hands credit back every half window. A peer that sends past
-//! its window is a violation. Bounded protocols need no credit (at most a bounded number of
-//! messages is ever in flight) and send at once.
+//! One session on a connection, untyped: [`RawSession`], and the [`Acceptor`] that hands
+//! out the sessions peers open.
 
 use std::sync::Arc;
 
@@ -76,8 +55,31 @@ impl RawMessage {
     }
 }
 
-/// One session on a connection, untyped: what a protocol's generated pump sits on (see the
-/// [module docs](self)). Not `Clone`; dropping it closes the session.
+/// One session on a connection, untyped: it sends and receives `(state, message,
+/// payload)` triples, which is all a protocol's generated pump needs. It knows nothing of the
+/// protocol's states; the pump does (DESIGN section 6):
+///
+/// - On open, the pump holds the *dual* local endpoint of the one it hands the user (from the
+///   protocol's `init()`), and a `RawSession` opened with the protocol's [`Protocol`](crate::Protocol)
+///   (name, fingerprint, bounded or not) and role.
+/// - In a state where the user's side sends, the pump receives from its local endpoint, and
+///   forwards the message with [`send`](RawSession::send): the state's index, the message's
+///   index in that state, and the payload (serialized with postcard). In a state where the
+///   remote side sends, it [`recv`](RawSession::recv)s, checks that the state index is the one
+///   it is in and the message index is one of that state's, decodes the payload as that
+///   message's type only ([`RawMessage::decode`]), and sends it on its local endpoint. A wrong
+///   index or a payload that does not decode is a [`violation`](RawSession::violation).
+/// - When the local endpoint is dropped or the protocol ends, the pump
+///   [`close`](RawSession::close)s; when the session fails, it drops its local endpoint, so the
+///   user's endpoint sees the pipe closed (the cause is kept in the [`SessionError`]).
+///
+/// Flow control: for an unbounded protocol each end grants its peer a credit window of
+/// messages (the node's [`Config::window`](crate::Config::window)); a send waits while the
+/// window is spent, and a receive hands credit back every half window. A peer that sends past
+/// its window is a violation. Bounded protocols need no credit (at most a bounded number of
+/// messages is ever in flight) and send at once.
+///
+/// Not `Clone`; dropping it closes the session.
 pub struct RawSession {
     id: u64,
     conn: Arc<Conn>,
@@ -312,8 +314,8 @@ impl Drop for RawSession {
     }
 }
 
-/// Sessions of one protocol that peers open with this node: from [`Node::serve`]
-/// (crate::Node::serve).
+/// Sessions of one protocol that peers open with this node: from
+/// [`Node::serve`](crate::Node::serve).
 pub struct Acceptor {
     pub(crate) sessions: mpsc::UnboundedReceiver<RawSession>,
     pub(crate) protocol: &'static str,
