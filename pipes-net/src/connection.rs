@@ -293,8 +293,12 @@ impl Conn {
                         "a message on session {id} before its Open was answered"
                     )));
                 }
-                let inflight = entry.slot.inflight.fetch_add(1, Ordering::AcqRel) + 1;
                 let window = entry.slot.window;
+                let inflight = if window > 0 {
+                    entry.slot.inflight.fetch_add(1, Ordering::AcqRel) + 1
+                } else {
+                    0
+                };
                 let events = entry.events.clone();
                 drop(sessions);
                 if window > 0 && inflight > window {

@@ -424,6 +424,8 @@ impl Drop for Node {
     /// [`SessionError::ConnectionLost`](crate::SessionError::ConnectionLost).
     fn drop(&mut self) {
         self.inner.shutdown.send_replace(true);
+        // Acceptors waiting for sessions get `None`.
+        lock(&self.inner.registry.served).clear();
         for conn in std::mem::take(&mut *lock(&self.inner.conns)) {
             if let Some(conn) = conn.upgrade() {
                 conn.fail(closed_by_node());

@@ -151,22 +151,14 @@ impl RawSession {
             return Err(error);
         }
         // Encode first: a payload that does not serialize or is too large costs no credit.
-        let mut out = BytesMut::with_capacity(64);
-        frame::encode_msg(
-            self.id,
-            state,
-            msg,
-            payload,
-            self.conn.config.max_frame,
-            &mut out,
-        )?;
+        let out = self.encode(state, msg, payload)?;
         if self.slot.limited.load(std::sync::atomic::Ordering::Acquire) {
             match self.slot.credit.acquire().await {
                 Ok(permit) => permit.forget(),
                 Err(_) => return Err(self.ended().unwrap_or(SessionError::PeerClosed)),
             }
         }
-        self.conn.send_bytes(out.freeze())
+        self.conn.send_bytes(out)
     }
 
     /// [`send_async`](Self::send_async), blocking the thread while the credit is spent. Not
@@ -188,15 +180,39 @@ impl RawSession {
         msg: u32,
         payload: &T,
     ) -> Result<bool, SessionError> {
-        if self.slot.limited.load(std::sync::atomic::Ordering::Acquire)
-            && self.slot.credit.available_permits() == 0
-        {
-            return match self.ended() {
-                Some(error) => Err(error),
-                None => Ok(false),
-            };
+        if let Some(error) = self.ended() {
+            return Err(error);
         }
-        self.send(state, msg, payload).map(|()| true)
+        let out = self.encode(state, msg, payload)?;
+        if self.slot.limited.load(std::sync::atomic::Ordering::Acquire) {
+            match self.slot.credit.try_acquire() {
+                Ok(permit) => permit.forget(),
+                Err(tokio::sync::TryAcquireError::NoPermits) => return Ok(false),
+                Err(tokio::sync::TryAcquireError::Closed) => {
+                    return Err(self.ended().unwrap_or(SessionError::PeerClosed));
+                }
+            }
+        }
+        self.conn.send_bytes(out).map(|()| true)
+    }
+
+    /// A `Msg` frame of this session, encoded.
+    fn encode<T: Serialize + ?Sized>(
+        &self,
+        state: u32,
+        msg: u32,
+        payload: &T,
+    ) -> Result<Bytes, SessionError> {
+        let mut out = BytesMut::with_capacity(64);
+        frame::encode_msg(
+            self.id,
+            state,
+            msg,
+            payload,
+            self.conn.config.max_frame,
+            &mut out,
+        )?;
+        Ok(out.freeze())
     }
 
     /// The next message from the peer. After the last one, the error says why there are no

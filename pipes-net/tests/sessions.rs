@@ -530,3 +530,34 @@ async fn a_second_open_of_a_session_is_a_violation() {
     })
     .await;
 }
+
+#[tokio::test]
+async fn an_acceptor_ends_when_its_node_is_dropped() {
+    within(10, async {
+        let (_client, conn, server, _) = pair(quick()).await;
+        let mut acceptor = server.serve(STREAM, Role::Server);
+        let (client, served) = tokio::join!(
+            conn.open_async(STREAM, Role::Client),
+            acceptor.accept_async()
+        );
+        // Sessions still alive keep the connection's state alive, not the acceptor.
+        let (_client, _served) = (client.unwrap(), served.unwrap());
+        drop(server);
+        assert!(acceptor.accept_async().await.is_none());
+    })
+    .await;
+}
+
+#[test]
+fn public_types_cross_threads() {
+    fn send<T: Send>() {}
+    fn send_sync<T: Send + Sync>() {}
+    send_sync::<pipes_net::Node>();
+    send_sync::<pipes_net::Connection>();
+    send_sync::<pipes_net::RawSession>();
+    send_sync::<pipes_net::RawMessage>();
+    send::<pipes_net::Acceptor>();
+    send_sync::<ConnectError>();
+    send_sync::<SessionError>();
+    send_sync::<pipes_net::frame::Frame>();
+}
