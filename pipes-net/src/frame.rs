@@ -211,8 +211,21 @@ impl Frame {
         }
     }
 
-    /// The frame's body: what follows the length prefix.
-    pub fn encode_body(&self, out: &mut BytesMut) {
+    /// The frame's body (what follows the length prefix), appended to `out`. An abort
+    /// reason longer than [`MAX_NAME`] bytes is cut to fit (at a char boundary); a protocol
+    /// name or fingerprint that long is an error, leaving `out` as it was.
+    fn encode_body(&self, out: &mut BytesMut) -> Result<(), FrameError> {
+        if let Kind::Open {
+            name, fingerprint, ..
+        } = &self.kind
+        {
+            if name.len() > MAX_NAME {
+                return Err(FrameError::TooLong("protocol name"));
+            }
+            if fingerprint.len() > MAX_NAME {
+                return Err(FrameError::TooLong("fingerprint"));
+            }
+        }
         put_varint(out, self.session);
         match &self.kind {
             Kind::Open {
@@ -239,7 +252,11 @@ impl Frame {
             Kind::Abort { code, reason } => {
                 out.put_u8(3);
                 out.put_u8(code.to_u8());
-                put_bytes(out, reason.as_bytes());
+                let mut cut = reason.len().min(MAX_NAME);
+                while !reason.is_char_boundary(cut) {
+                    cut -= 1;
+                }
+                put_bytes(out, &reason.as_bytes()[..cut]);
             }
             Kind::Credit { n } => {
                 out.put_u8(4);
@@ -248,14 +265,19 @@ impl Frame {
             Kind::Ping => out.put_u8(5),
         }
         out.put_slice(&self.payload);
+        Ok(())
     }
 
     /// The whole frame, length prefix included, appended to `out`; fails (leaving `out` as it
-    /// was) if the body is longer than `max`.
+    /// was) if the body is longer than `max`, or an `Open`'s name or fingerprint is longer
+    /// than [`MAX_NAME`]. An abort reason that long is cut to fit.
     pub fn encode(&self, max: usize, out: &mut BytesMut) -> Result<(), FrameError> {
         let start = out.len();
         out.put_u32(0);
-        self.encode_body(out);
+        if let Err(error) = self.encode_body(out) {
+            out.truncate(start);
+            return Err(error);
+        }
         finish_length(out, start, max)
     }
 
@@ -344,7 +366,8 @@ pub(crate) fn encode_msg<T: serde::Serialize + ?Sized>(
 ) -> Result<(), crate::SessionError> {
     let start = out.len();
     out.put_u32(0);
-    Frame::new(session, Kind::Msg { state, msg }).encode_body(out);
+    // A Msg has no field that can be too long.
+    let _ = Frame::new(session, Kind::Msg { state, msg }).encode_body(out);
     let written = postcard::to_extend(payload, ExtendBytes(out));
     if let Err(error) = written {
         out.truncate(start);
@@ -526,6 +549,40 @@ mod tests {
             decode(b"\x01\x03\x09\x00"),
             Err(FrameError::UnknownAbortCode(9))
         );
+    }
+
+    #[test]
+    fn long_abort_reasons_are_cut_and_long_names_refused() {
+        let mut out = BytesMut::new();
+        let reason = "é".repeat(MAX_NAME);
+        Frame::new(
+            1,
+            Kind::Abort {
+                code: AbortCode::Aborted,
+                reason,
+            },
+        )
+        .encode(DEFAULT_MAX_FRAME, &mut out)
+        .unwrap();
+        match Frame::decode(out.freeze().slice(4..)).unwrap().kind {
+            Kind::Abort { reason, .. } => assert_eq!(reason, "é".repeat(MAX_NAME / 2)),
+            other => panic!("{other:?}"),
+        }
+        let mut out = BytesMut::from(&b"keep"[..]);
+        let open = Frame::new(
+            1,
+            Kind::Open {
+                role: Role::Client,
+                window: 0,
+                name: "n".repeat(MAX_NAME + 1),
+                fingerprint: Bytes::new(),
+            },
+        );
+        assert_eq!(
+            open.encode(DEFAULT_MAX_FRAME, &mut out),
+            Err(FrameError::TooLong("protocol name"))
+        );
+        assert_eq!(&out[..], b"keep");
     }
 
     #[test]
