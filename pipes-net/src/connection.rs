@@ -616,7 +616,7 @@ where
     T: AsyncRead + AsyncWrite + Send + 'static,
 {
     let (read, write) = tokio::io::split(io);
-    let mut frames = FramedRead::new(read, codec(config.max_frame));
+    let mut frames = FramedRead::new(Watched::new(read), codec(config.max_frame));
     let mut write = BufWriter::with_capacity(64 << 10, write);
     let hello = async {
         let mut out = BytesMut::new();
@@ -668,9 +668,40 @@ async fn next<R: AsyncRead + Unpin>(
     std::future::poll_fn(|cx| Pin::new(&mut *frames).poll_next(cx)).await
 }
 
+/// A reader that notes when bytes last came, so that a large frame arriving slowly is not
+/// taken for a silent peer.
+struct Watched<R> {
+    inner: R,
+    last: tokio::time::Instant,
+}
+
+impl<R> Watched<R> {
+    fn new(inner: R) -> Self {
+        Watched {
+            inner,
+            last: tokio::time::Instant::now(),
+        }
+    }
+}
+
+impl<R: AsyncRead + Unpin> AsyncRead for Watched<R> {
+    fn poll_read(
+        mut self: Pin<&mut Self>,
+        cx: &mut std::task::Context<'_>,
+        buf: &mut tokio::io::ReadBuf<'_>,
+    ) -> std::task::Poll<io::Result<()>> {
+        let before = buf.filled().len();
+        let polled = Pin::new(&mut self.inner).poll_read(cx, buf);
+        if buf.filled().len() > before {
+            self.last = tokio::time::Instant::now();
+        }
+        polled
+    }
+}
+
 async fn read_loop<R: AsyncRead + Unpin>(
     conn: Arc<Conn>,
-    mut frames: FramedRead<R, Bodies>,
+    mut frames: FramedRead<Watched<R>, Bodies>,
     origin: Origin,
 ) {
     let mut dead = conn.dead.subscribe();
@@ -681,6 +712,9 @@ async fn read_loop<R: AsyncRead + Unpin>(
             read = tokio::time::timeout(timeout, next(&mut frames)) => read,
         };
         let error = match read {
+            // No whole frame in time, but bytes of one came lately: wait on (reading a
+            // frame is cancel-safe, its bytes so far stay in the buffer).
+            Err(_) if frames.get_ref().last.elapsed() < timeout => continue,
             Err(_) => SessionError::HeartbeatTimeout,
             Ok(None) => SessionError::ConnectionLost(Arc::new(io::Error::new(
                 io::ErrorKind::UnexpectedEof,

@@ -561,3 +561,32 @@ fn public_types_cross_threads() {
     send_sync::<SessionError>();
     send_sync::<pipes_net::frame::Frame>();
 }
+
+#[tokio::test]
+async fn a_large_frame_arriving_slowly_is_not_a_heartbeat_timeout() {
+    within(10, async {
+        use tokio::io::AsyncWriteExt;
+        let (node, conn, mut peer) = RawPeer::attached(quick()).await;
+        let mut acceptor = node.serve(STREAM, Role::Server);
+        let mut session = raw_open(&mut peer, &mut acceptor, 0).await;
+        let mut frame = Frame::new(1, Kind::Msg { state: 0, msg: 0 });
+        frame.payload = postcard::to_allocvec(&vec![7u8; 64 << 10]).unwrap().into();
+        let mut out = bytes::BytesMut::new();
+        frame.encode(usize::MAX, &mut out).unwrap();
+        // 64 KiB in 1 KiB pieces every 10 ms: longer than the heartbeat timeout (400 ms) in
+        // all, with no heartbeat between, but never silent for long.
+        let writer = async {
+            for chunk in out.chunks(1024) {
+                peer.io.write_all(chunk).await.unwrap();
+                tokio::time::sleep(std::time::Duration::from_millis(10)).await;
+            }
+        };
+        let (message, ()) = tokio::join!(session.recv_async(), writer);
+        assert_eq!(
+            message.unwrap().decode::<Vec<u8>>().unwrap(),
+            vec![7u8; 64 << 10]
+        );
+        assert!(conn.failure().is_none());
+    })
+    .await;
+}
