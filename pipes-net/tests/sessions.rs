@@ -590,3 +590,35 @@ async fn a_large_frame_arriving_slowly_is_not_a_heartbeat_timeout() {
     })
     .await;
 }
+
+/// A payload whose serialization fails.
+struct Unserializable;
+
+impl serde::Serialize for Unserializable {
+    fn serialize<S: serde::Serializer>(&self, _: S) -> Result<S::Ok, S::Error> {
+        Err(serde::ser::Error::custom("this payload refuses"))
+    }
+}
+
+#[tokio::test]
+async fn a_payload_that_does_not_serialize_fails_that_send_alone() {
+    within(10, async {
+        let (_client, conn, server, _) = pair(quick()).await;
+        let mut acceptor = server.serve(STREAM, Role::Server);
+        let (client, served) = tokio::join!(
+            conn.open_async(STREAM, Role::Client),
+            acceptor.accept_async()
+        );
+        let (client, mut served) = (client.unwrap(), served.unwrap());
+        let error = client.send_async(0, 0, &Unserializable).await.unwrap_err();
+        // postcard keeps no custom message, only that serialization failed.
+        assert!(matches!(error, SessionError::Payload(_)), "{error}");
+        assert!(!error.is_fatal());
+        client.send_async(0, 0, &5u8).await.unwrap();
+        assert_eq!(
+            served.recv_async().await.unwrap().decode::<u8>().unwrap(),
+            5
+        );
+    })
+    .await;
+}
