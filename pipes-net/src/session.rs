@@ -64,7 +64,8 @@ impl RawMessage {
 ///   (name, fingerprint, bounded or not) and role.
 /// - In a state where the user's side sends, the pump receives from its local endpoint, and
 ///   forwards the message with [`send`](RawSession::send): the state's index, the message's
-///   index in that state, and the payload (serialized with postcard). In a state where the
+///   index in that state (both in the order the protocol declares them), and the payload
+///   (serialized with postcard; several payload types travel as one tuple). In a state where the
 ///   remote side sends, it [`recv`](RawSession::recv)s, checks that the state index is the one
 ///   it is in and the message index is one of that state's, decodes the payload as that
 ///   message's type only ([`RawMessage::decode`]), and sends it on its local endpoint. A wrong
