@@ -162,8 +162,15 @@ async fn a_corrupted_kind_is_a_violation() {
 #[tokio::test]
 async fn a_flipped_byte_anywhere_never_panics_or_hangs() {
     within(60, async {
+        // Short timeouts: a flip that leaves a reader waiting ends sooner (nothing here
+        // expects a success that a timeout could spoil). A flipped length under the maximum
+        // waits for that many bytes, which the heartbeats bring: make them frequent.
         let config = Config {
             max_frame: 4096,
+            heartbeat_interval: Duration::from_millis(10),
+            heartbeat_timeout: Duration::from_millis(300),
+            connect_timeout: Duration::from_millis(500),
+            open_timeout: Duration::from_millis(500),
             ..quick()
         };
         // Exchanges intact, changed, failed with a session error, failed to open.

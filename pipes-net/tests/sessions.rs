@@ -573,12 +573,12 @@ async fn a_large_frame_arriving_slowly_is_not_a_heartbeat_timeout() {
         frame.payload = postcard::to_allocvec(&vec![7u8; 64 << 10]).unwrap().into();
         let mut out = bytes::BytesMut::new();
         frame.encode(usize::MAX, &mut out).unwrap();
-        // 64 KiB in 1 KiB pieces every 10 ms: longer than the heartbeat timeout (400 ms) in
+        // 64 KiB in 1 KiB pieces every 20 ms: longer than the heartbeat timeout (1 s) in
         // all, with no heartbeat between, but never silent for long.
         let writer = async {
             for chunk in out.chunks(1024) {
                 peer.io.write_all(chunk).await.unwrap();
-                tokio::time::sleep(std::time::Duration::from_millis(10)).await;
+                tokio::time::sleep(std::time::Duration::from_millis(20)).await;
             }
         };
         let (message, ()) = tokio::join!(session.recv_async(), writer);

@@ -32,7 +32,7 @@ pub async fn within<F: Future>(secs: u64, future: F) -> F::Output {
 pub fn quick() -> Config {
     Config {
         heartbeat_interval: Duration::from_millis(50),
-        heartbeat_timeout: Duration::from_millis(400),
+        heartbeat_timeout: Duration::from_secs(1),
         open_timeout: Duration::from_secs(2),
         connect_timeout: Duration::from_secs(2),
         ..Config::default()
