@@ -3,21 +3,22 @@
 //! drains the one outbound queue (and sends heartbeats), and what happens when it dies: every
 //! session on it gets the error, and every waiting receive, send or open wakes up with it.
 //!
+//! Reading bodies off the stream is `codec.rs`; decoding them, `frame.rs`.
+//!
 //! Session ids are odd for sessions the dialing end opened and even for the accepting end's,
 //! so the two ends never pick the same id; 0 is the connection itself.
 
 use std::collections::HashMap;
 use std::io;
-use std::pin::Pin;
 use std::sync::atomic::{AtomicBool, AtomicU32, AtomicU64, Ordering};
 use std::sync::{Arc, Mutex, OnceLock};
 
 use bytes::{Bytes, BytesMut};
-use futures_core::Stream;
 use tokio::io::{AsyncRead, AsyncWrite, AsyncWriteExt, BufWriter};
 use tokio::sync::{Semaphore, mpsc, oneshot, watch};
-use tokio_util::codec::{Decoder, FramedRead, LengthDelimitedCodec, LengthDelimitedCodecError};
+use tokio_util::codec::FramedRead;
 
+use crate::codec::{Bodies, ReadError, Watched, codec, next};
 use crate::error::{ConnectError, SessionError};
 use crate::frame::{AbortCode, CONNECTION, Frame, FrameError, Kind, Role};
 use crate::node::{Config, Protocol, Registry};
@@ -535,74 +536,6 @@ fn hex(bytes: &[u8]) -> String {
     out
 }
 
-/// The length-delimited codec, telling an oversized frame apart from other errors (with the
-/// announced length: the codec refuses a frame while its length is still at the front).
-struct Bodies {
-    inner: LengthDelimitedCodec,
-    max: usize,
-}
-
-enum ReadError {
-    Io(io::Error),
-    TooLarge(usize),
-}
-
-impl From<io::Error> for ReadError {
-    fn from(error: io::Error) -> Self {
-        ReadError::Io(error)
-    }
-}
-
-impl Decoder for Bodies {
-    type Item = BytesMut;
-    type Error = ReadError;
-
-    fn decode(&mut self, src: &mut BytesMut) -> Result<Option<BytesMut>, ReadError> {
-        let announced = src
-            .get(..4)
-            .map(|head| u32::from_be_bytes([head[0], head[1], head[2], head[3]]) as usize);
-        self.inner.decode(src).map_err(|error| {
-            let too_big = error
-                .get_ref()
-                .is_some_and(|inner| inner.is::<LengthDelimitedCodecError>());
-            match (too_big, announced) {
-                (true, Some(len)) => ReadError::TooLarge(len),
-                (true, None) => ReadError::TooLarge(self.max + 1),
-                (false, _) => ReadError::Io(error),
-            }
-        })
-    }
-
-    fn decode_eof(&mut self, src: &mut BytesMut) -> Result<Option<BytesMut>, ReadError> {
-        match self.decode(src)? {
-            Some(body) => Ok(Some(body)),
-            None if src.is_empty() => Ok(None),
-            None => Err(ReadError::Io(io::Error::new(
-                io::ErrorKind::UnexpectedEof,
-                "the connection ended inside a frame",
-            ))),
-        }
-    }
-}
-
-fn codec(max: usize) -> Bodies {
-    Bodies {
-        inner: LengthDelimitedCodec::builder()
-            .max_frame_length(max)
-            .new_codec(),
-        max,
-    }
-}
-
-impl ReadError {
-    fn into_session(self, max: usize) -> SessionError {
-        match self {
-            ReadError::Io(error) => SessionError::ConnectionLost(Arc::new(error)),
-            ReadError::TooLarge(len) => SessionError::FrameTooLarge { len, max },
-        }
-    }
-}
-
 /// Starts a connection over `io`: exchanges hellos, then spawns its reader and writer on
 /// `handle`'s runtime. Runs on that runtime (it uses its timer).
 pub(crate) async fn start<T>(
@@ -660,43 +593,6 @@ where
     handle.spawn(read_loop(conn.clone(), frames, origin));
     handle.spawn(write_loop(conn.clone(), queue, write));
     Ok(conn)
-}
-
-async fn next<R: AsyncRead + Unpin>(
-    frames: &mut FramedRead<R, Bodies>,
-) -> Option<Result<BytesMut, ReadError>> {
-    std::future::poll_fn(|cx| Pin::new(&mut *frames).poll_next(cx)).await
-}
-
-/// A reader that notes when bytes last came, so that a large frame arriving slowly is not
-/// taken for a silent peer.
-struct Watched<R> {
-    inner: R,
-    last: tokio::time::Instant,
-}
-
-impl<R> Watched<R> {
-    fn new(inner: R) -> Self {
-        Watched {
-            inner,
-            last: tokio::time::Instant::now(),
-        }
-    }
-}
-
-impl<R: AsyncRead + Unpin> AsyncRead for Watched<R> {
-    fn poll_read(
-        mut self: Pin<&mut Self>,
-        cx: &mut std::task::Context<'_>,
-        buf: &mut tokio::io::ReadBuf<'_>,
-    ) -> std::task::Poll<io::Result<()>> {
-        let before = buf.filled().len();
-        let polled = Pin::new(&mut self.inner).poll_read(cx, buf);
-        if buf.filled().len() > before {
-            self.last = tokio::time::Instant::now();
-        }
-        polled
-    }
 }
 
 async fn read_loop<R: AsyncRead + Unpin>(

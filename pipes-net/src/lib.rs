@@ -55,6 +55,7 @@
 //! for MPI launchers; benchmarks against plain tokio TCP with postcard.
 
 mod block;
+mod codec;
 mod connection;
 mod error;
 pub mod frame;
