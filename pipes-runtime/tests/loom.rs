@@ -584,6 +584,63 @@ fn async_recv_of_a_bounded_protocol_round_trip() {
     });
 }
 
+pipes_runtime::proto! {
+    // `Open` sends to itself: unbounded, so a session is two lanes (two slots a segment here).
+    ticks {
+        Open: send { Tick(Counted) -> Open, Stop -> ! }
+    }
+}
+
+/// An unbounded session's client sends a tick and stops while the server receives: the tick
+/// arrives and is dropped once, and the stop ends the session. (Segments linked and recycled
+/// under a session are the lane's, modelled above; three messages here take minutes.)
+#[test]
+fn unbounded_session_sends_then_stops() {
+    loom::model(|| {
+        let drops = Arc::new(AtomicUsize::new(0));
+        let (server, client) = ticks::init();
+        let counted = drops.clone();
+        let sender = thread::spawn(move || {
+            client.tick(Counted(counted)).unwrap().stop().unwrap();
+        });
+        let (mut server, mut ticks) = (server, 0);
+        while let ticks::Open::Tick(tick, next) = server.recv().unwrap() {
+            drop(tick);
+            ticks += 1;
+            server = next;
+        }
+        assert_eq!(ticks, 1);
+        sender.join().unwrap();
+        assert_eq!(drops.load(Ordering::SeqCst), 1);
+    });
+}
+
+/// The server's endpoint is dropped while the client sends: each tick is either dropped with
+/// the server's lane or handed back to the client, exactly once, and the client's next send
+/// after the drop fails.
+#[test]
+fn unbounded_session_server_drops_while_the_client_sends() {
+    loom::model(|| {
+        let drops = Arc::new(AtomicUsize::new(0));
+        let (server, client) = ticks::init();
+        let counted = drops.clone();
+        let sender = thread::spawn(move || match client.tick(Counted(counted.clone())) {
+            Ok(next) => {
+                drop(next.tick(Counted(counted)));
+                2
+            }
+            // The server was gone already: the tick comes back, and there is no next endpoint.
+            Err(handed_back) => {
+                drop(handed_back);
+                1
+            }
+        });
+        drop(server);
+        let sent = sender.join().unwrap();
+        assert_eq!(drops.load(Ordering::SeqCst), sent);
+    });
+}
+
 #[test]
 fn stream_async_recv_dropped_mid_wait_keeps_the_port_while_the_chan_sends() {
     loom::model(|| {
