@@ -97,18 +97,10 @@ impl fmt::Debug for StateWord {
 impl StateWord {
     /// Waits until the sender has made its final transition, or `deadline` passes (then
     /// `None`, with no waiter of ours left in the word).
-    #[inline]
     pub(crate) fn wait(&self, idle: usize, deadline: Option<Instant>) -> Option<Settled> {
-        match self.settled(idle) {
-            Some(settled) => Some(settled),
-            None => self.wait_for_sender(idle, deadline),
+        if let Some(settled) = self.settled(idle) {
+            return Some(settled);
         }
-    }
-
-    /// [`wait`](StateWord::wait) once the word was found idle: spin, then park. Out of line, so
-    /// a receive that finds its message inlines only the look.
-    #[inline(never)]
-    fn wait_for_sender(&self, idle: usize, deadline: Option<Instant>) -> Option<Settled> {
         if spin_until(deadline, || {
             is_settled(self.0.load(Ordering::Relaxed), idle)
         }) {
