@@ -81,6 +81,22 @@ pub(crate) fn next_text(next: &Next) -> String {
     }
 }
 
+/// A state's name as drawn: with its parameters' names (`Open<T>`).
+pub(crate) fn state_text(protocol: &Protocol, index: usize) -> String {
+    let state = &protocol.states[index];
+    let mut text = state.name.unraw().to_string();
+    if !state.generics.params.is_empty() {
+        let params: Vec<&str> = state
+            .generics
+            .params
+            .iter()
+            .map(|p| p.name.as_str())
+            .collect();
+        let _ = write!(text, "<{}>", params.join(", "));
+    }
+    text
+}
+
 /// One row of a protocol's transition table: what the module docs, `explain`, and the
 /// diagrams show, built once here so they cannot disagree.
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -269,19 +285,9 @@ pub fn explain(protocol: &Protocol, liveness: &Liveness) -> String {
     ]];
     let mut previous = None;
     for row in transitions(protocol) {
-        let state = &protocol.states[row.state];
-        let mut name = state.name.unraw().to_string();
         // Parameter names only (`Idle<K, V>`): bounds would crowd the table, and the
         // `next` column names states the same way.
-        if !state.generics.params.is_empty() {
-            let params: Vec<&str> = state
-                .generics
-                .params
-                .iter()
-                .map(|p| p.name.as_str())
-                .collect();
-            let _ = write!(name, "<{}>", params.join(", "));
-        }
+        let mut name = state_text(protocol, row.state);
         if !liveness.is_reachable(row.state) {
             name.push_str(" (unreachable)");
         }

@@ -25,7 +25,7 @@ use std::fmt::Write as _;
 
 use crate::ast::{Next, Protocol};
 
-use super::{message_text, sender};
+use super::{message_text, sender, state_text};
 
 /// Pixels per character of 12px monospace text (0.6 em, the usual advance of monospace faces).
 const CHAR: f64 = 7.2;
@@ -132,22 +132,6 @@ pub(super) struct Layout {
     lanes_x: f64,
     width: f64,
     height: f64,
-}
-
-/// A state's name as drawn: with its parameters' names (`Open<T>`).
-fn state_text(protocol: &Protocol, index: usize) -> String {
-    let state = &protocol.states[index];
-    let mut text = state.name.unraw().to_string();
-    if !state.generics.params.is_empty() {
-        let params: Vec<&str> = state
-            .generics
-            .params
-            .iter()
-            .map(|p| p.name.as_str())
-            .collect();
-        let _ = write!(text, "<{}>", params.join(", "));
-    }
-    text
 }
 
 fn text_width(text: &str) -> f64 {
