@@ -514,3 +514,27 @@ fn message_enums_are_debug_when_their_payloads_are() {
         r#"Named("n", shown::server::Done)"#
     );
 }
+
+mod unused_parameter {
+    pipes::proto! {
+        /// `Done` passes `T` on but none of its messages carries one.
+        pub handoff {
+            Give: send<T: Send> { Item(T) -> Done<T> }
+            Done: recv<T: Send> { Thanks -> ! }
+        }
+    }
+}
+
+#[test]
+fn a_generic_state_whose_messages_do_not_use_its_parameter_compiles_and_matches_exhaustively() {
+    use unused_parameter::handoff;
+    let (server, client) = handoff::init::<String>();
+    let done = client.item("a".to_string()).unwrap();
+    let handoff::Give::Item(item, thanks) = server.recv().unwrap();
+    assert_eq!(item, "a");
+    thanks.thanks().unwrap();
+    // No arm for the hidden, uninhabited variant that uses `T`.
+    match done.recv().unwrap() {
+        handoff::Done::Thanks => {}
+    }
+}

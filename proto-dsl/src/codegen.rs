@@ -575,21 +575,44 @@ impl<'a> Gen<'a> {
         );
         let docs = self.docs(&state.meta);
         let attrs = self.attrs(&state.meta);
-        let variants = state.messages.iter().map(|message| {
-            let variant = self.ident(&message.name);
-            let fallback = format!("`{}`: {}.", message.name.unraw(), self.leads_to(message));
-            let docs = self.docs_or(&message.meta, fallback);
-            let attrs = self.attrs(&message.meta);
-            let payload = self.payload_types(message);
-            let next = self.next_endpoint_ty(receiver, message);
-            let fields: Vec<TokenStream> = payload.into_iter().chain(next).collect();
-            let fields = if fields.is_empty() {
-                quote!()
-            } else {
-                quote!((#(#fields),*))
+        let mut used = String::new();
+        let variants: Vec<TokenStream> = state
+            .messages
+            .iter()
+            .map(|message| {
+                let variant = self.ident(&message.name);
+                let fallback = format!("`{}`: {}.", message.name.unraw(), self.leads_to(message));
+                let docs = self.docs_or(&message.meta, fallback);
+                let attrs = self.attrs(&message.meta);
+                let payload = self.payload_types(message);
+                let next = self.next_endpoint_ty(receiver, message);
+                let fields: Vec<TokenStream> = payload.into_iter().chain(next).collect();
+                let fields = if fields.is_empty() {
+                    quote!()
+                } else {
+                    quote!((#(#fields),*))
+                };
+                used.push_str(&format!(" {fields} "));
+                quote!(#docs #attrs #variant #fields)
+            })
+            .collect();
+        // A type or lifetime parameter no variant uses would not compile (E0392): an
+        // uninhabited hidden variant uses them all, and matches may leave it out.
+        let unused = state.generics.syn.params.iter().any(|param| {
+            let name = match param {
+                syn::GenericParam::Type(t) => t.ident.to_string(),
+                syn::GenericParam::Lifetime(l) => l.lifetime.ident.to_string(),
+                syn::GenericParam::Const(_) => return false,
             };
-            quote!(#docs #attrs #variant #fields)
+            !used
+                .split(|c: char| !(c.is_alphanumeric() || c == '_'))
+                .any(|word| word == name)
         });
+        let params = unused.then(|| {
+            let phantom = self.phantom(state);
+            quote!(#[doc(hidden)] __Params(#phantom, #rt::Infallible))
+        });
+        let variants = variants.into_iter().chain(params);
 
         // No endpoint is ever in an unreachable state (allowed with `unreachable_states`), so
         // with a buffer or lanes nothing builds its enum.
