@@ -6,7 +6,11 @@
 //! swap also tells the sender whether a receiver waits: the receiving side leaves its waiter in
 //! the word (over the word of the index it has reached, see `wait.rs`), and a swap that takes a
 //! waiter out wakes it. Segments the receiver is done with go back to the sender as its spare,
-//! so a stream whose receiver keeps up allocates nothing.
+//! so a stream whose receiver keeps up allocates nothing. A lane starts with a 2 KiB segment;
+//! when the sender finds no spare (the receiver is a segment or more behind), it allocates one
+//! twice the size of the last, up to 32 KiB, so a backlog costs a `malloc` per 4096 `u64`s, not
+//! per 256. A lane that once held such a backlog keeps its two segments (up to 64 KiB) until it
+//! is dropped, as a `VecDeque` keeps its capacity.
 //!
 //! # Words
 //!
@@ -42,29 +46,52 @@ use crate::sync::{Arc, AtomicPtr, AtomicUsize, Ordering, UnsafeCell};
 use crate::take::Take;
 use crate::wait::{StateWord, is_waiter, wake};
 
-/// Bytes of slots per segment: a `u64` backlog costs 8 bytes a message plus one allocation per
-/// 256, and a lane that holds a few messages about 2 KiB. Fewer, larger segments matter when the
-/// receiver falls behind: each new one is a `malloc` on the sending thread and a `free` on the
-/// receiving one (32 slots cost a fifth of msgsend's time in those two).
-const SEGMENT_BYTES: usize = 2048;
+/// Bytes of slots in a lane's first segment: a lane that holds a few messages costs about 2 KiB
+/// (10,000 idle ports of a set, 20 MB).
+const FIRST_SEGMENT_BYTES: usize = 2048;
 
-/// Slots per segment for `T`: [`SEGMENT_BYTES`] worth, at least 8 and at most 256. Under loom, 2,
-/// so models see segments linked and recycled.
-const fn slots_per_segment<T>() -> usize {
-    if cfg!(loom) {
-        return 2;
-    }
-    // A zero-sized `T` takes no room: the most slots.
-    let slots = match SEGMENT_BYTES.checked_div(std::mem::size_of::<T>()) {
+/// Bytes of slots a segment grows to. A backlog is where segments are made and freed: each new
+/// one is a `malloc` on the sending thread and a `free` on the receiving one, and at 2 KiB apiece
+/// those (with the page faults of a heap that grows and shrinks) took a fifth of msgsend's CPU.
+/// Each segment the sender has to allocate is twice the last, up to this: below glibc's `mmap`
+/// threshold (128 KiB), so freed segments go back to the heap for the next ones.
+const LAST_SEGMENT_BYTES: usize = 32 * 1024;
+
+/// Slots in a segment of `bytes` for `T`: at least 8 and at most 4096 (a zero-sized `T` takes
+/// no room: the most).
+const fn slots_in<T>(bytes: usize) -> usize {
+    let slots = match bytes.checked_div(std::mem::size_of::<T>()) {
         Some(slots) => slots,
-        None => 256,
+        None => 4096,
     };
     if slots < 8 {
         8
-    } else if slots > 256 {
-        256
+    } else if slots > 4096 {
+        4096
     } else {
         slots
+    }
+}
+
+/// Slots in a lane's first segment. Under loom, 2, so models see segments linked and recycled
+/// within a few messages.
+const fn first_slots<T>() -> usize {
+    if cfg!(loom) {
+        2
+    } else {
+        slots_in::<T>(FIRST_SEGMENT_BYTES)
+    }
+}
+
+/// The most slots a segment grows to. Under loom, 2: a model that saw a segment grow would need
+/// more messages than loom explores in minutes before it also saw a spare reused, the part two
+/// threads race on (the size is only read from a header published with the link, which Miri
+/// checks in `tests/stream.rs`).
+const fn last_slots<T>() -> usize {
+    if cfg!(loom) {
+        2
+    } else {
+        slots_in::<T>(LAST_SEGMENT_BYTES)
     }
 }
 
@@ -89,31 +116,32 @@ fn next_index(index: usize) -> usize {
     index.wrapping_add(1) & INDEX_MASK
 }
 
-/// A segment: this header, then [`slots_per_segment`] slots in the same allocation. Linked to
-/// the next once the sender moves on to it.
+/// A segment: this header, then `slots` slots in the same allocation. Linked to the next once
+/// the sender moves on to it.
 #[repr(C)]
 struct Segment<T> {
     /// The segment after this one, written by the sender before it publishes an index in it.
     next: AtomicPtr<Segment<T>>,
+    /// How many slots follow the header; set when the segment is made and never changed.
+    slots: usize,
     _slots: PhantomData<[UnsafeCell<MaybeUninit<T>>]>,
 }
 
 impl<T> Segment<T> {
-    const SLOTS: usize = slots_per_segment::<T>();
-
-    /// The layout of a segment with its slots, and where the slots start.
-    fn layout() -> (Layout, usize) {
+    /// The layout of a segment of `slots` slots, and where the slots start (the same for
+    /// every size).
+    fn layout(slots: usize) -> (Layout, usize) {
         Layout::new::<Segment<T>>()
             .extend(
-                Layout::array::<UnsafeCell<MaybeUninit<T>>>(Self::SLOTS)
+                Layout::array::<UnsafeCell<MaybeUninit<T>>>(slots)
                     .expect("a segment's size fits in an isize"),
             )
             .expect("a segment's size fits in an isize")
     }
 
-    /// A fresh segment with no next.
-    fn alloc() -> NonNull<Segment<T>> {
-        let (layout, offset) = Self::layout();
+    /// A fresh segment of `slots` slots with no next.
+    fn alloc(slots: usize) -> NonNull<Segment<T>> {
+        let (layout, offset) = Self::layout(slots);
         // SAFETY: the layout has the header's nonzero size.
         let Some(segment) = NonNull::new(unsafe { alloc(layout) }) else {
             handle_alloc_error(layout)
@@ -124,12 +152,13 @@ impl<T> Segment<T> {
         unsafe {
             segment.write(Segment {
                 next: AtomicPtr::new(ptr::null_mut()),
+                slots,
                 _slots: PhantomData,
             })
         };
         // Loom's cells carry model state, so each is made for real.
         #[cfg(loom)]
-        for index in 0..Self::SLOTS {
+        for index in 0..slots {
             // SAFETY: slot `index` lies in the allocation, after the header.
             unsafe {
                 segment
@@ -148,9 +177,9 @@ impl<T> Segment<T> {
     /// Slot `index` of the segment at `this`.
     ///
     /// # Safety
-    /// The segment is alive while the reference is used, and `index < Self::SLOTS`.
+    /// The segment is alive while the reference is used, and `index` is below its `slots`.
     unsafe fn slot<'a>(this: NonNull<Segment<T>>, index: usize) -> &'a UnsafeCell<MaybeUninit<T>> {
-        let (_, offset) = Self::layout();
+        let (_, offset) = Self::layout(1);
         // SAFETY: the slots start at `offset` in the segment's allocation, and the caller
         // keeps `index` in it and the segment alive.
         unsafe {
@@ -167,9 +196,11 @@ impl<T> Segment<T> {
     /// # Safety
     /// `segment` came from [`Segment::alloc`] and nobody uses it any more.
     unsafe fn free(segment: NonNull<Segment<T>>) {
-        let (layout, _offset) = Self::layout();
+        // SAFETY: the caller's segment is alive until the `dealloc` below.
+        let slots = unsafe { segment.as_ref() }.slots;
+        let (layout, _offset) = Self::layout(slots);
         #[cfg(loom)]
-        for index in 0..Self::SLOTS {
+        for index in 0..slots {
             // SAFETY: each slot was written in `alloc` and holds no message.
             unsafe {
                 segment
@@ -196,8 +227,10 @@ struct Rx<T> {
     limit: usize,
     /// Whether the sender hung up at `limit`.
     hung_up: bool,
-    /// The segment `head` is in, and `head`'s slot in it (`SLOTS` when it is used up).
+    /// The segment `head` is in, its number of slots, and `head`'s slot in it (`slots` when it
+    /// is used up).
     segment: NonNull<Segment<T>>,
+    slots: usize,
     slot: usize,
 }
 
@@ -207,8 +240,10 @@ struct Rx<T> {
 struct Tx<T> {
     /// The index of the next message.
     tail: usize,
-    /// The segment being filled, and the next slot in it (`SLOTS` when it is full).
+    /// The segment being filled, its number of slots, and the next slot in it (`slots` when it
+    /// is full).
     segment: NonNull<Segment<T>>,
+    slots: usize,
     slot: usize,
     /// Whether a send found the receiver gone.
     closed: bool,
@@ -238,12 +273,14 @@ unsafe impl<T: Send> Sync for Lane<T> {}
 
 /// Makes a lane and returns its receiving and sending ends.
 pub(crate) fn lane<T>() -> (LaneRx<T>, LaneTx<T>) {
-    let segment = Segment::alloc();
+    let slots = first_slots::<T>();
+    let segment = Segment::alloc(slots);
     let lane = Box::new(Lane {
         word: CachePadded::new(StateWord(AtomicUsize::new(open_word(0)))),
         tx: CachePadded::new(UnsafeCell::new(Tx {
             tail: 0,
             segment,
+            slots,
             slot: 0,
             closed: false,
         })),
@@ -252,6 +289,7 @@ pub(crate) fn lane<T>() -> (LaneRx<T>, LaneTx<T>) {
             limit: 0,
             hung_up: false,
             segment,
+            slots,
             slot: 0,
         })),
         spare: AtomicPtr::new(ptr::null_mut()),
@@ -357,9 +395,10 @@ unsafe fn send<T>(lane: &Lane<T>, tx: &mut Tx<T>, message: T) -> Result<(), T> {
     if tx.closed {
         return Err(message);
     }
-    if tx.slot == Segment::<T>::SLOTS {
+    if tx.slot == tx.slots {
+        // The spare, or a new segment twice the size of the last (see `LAST_SEGMENT_BYTES`).
         let next = NonNull::new(lane.spare.swap(ptr::null_mut(), Ordering::Acquire))
-            .unwrap_or_else(Segment::alloc);
+            .unwrap_or_else(|| Segment::alloc((tx.slots * 2).min(last_slots::<T>())));
         // SAFETY: the segment being filled is alive (the receiver frees or recycles a segment
         // only once it has moved past it, which needs this link). Relaxed: the swap below
         // publishes the link with the message.
@@ -367,6 +406,8 @@ unsafe fn send<T>(lane: &Lane<T>, tx: &mut Tx<T>, message: T) -> Result<(), T> {
             .next
             .store(next.as_ptr(), Ordering::Relaxed);
         tx.segment = next;
+        // SAFETY: the segment is ours to fill; its size never changes.
+        tx.slots = unsafe { next.as_ref() }.slots;
         tx.slot = 0;
     }
     // SAFETY: the slot is past the published tail, so the receiver does not read it until the
@@ -540,12 +581,14 @@ unsafe fn take<T>(lane: &Lane<T>, rx: &mut Rx<T>) -> Take<T> {
         Take::Empty => return Take::Empty,
         Take::Closed => return Take::Closed,
     }
-    if rx.slot == Segment::<T>::SLOTS {
+    if rx.slot == rx.slots {
         let used = rx.segment;
         // SAFETY: the sender linked the next segment before it published an index in it, and
         // `limit` is past the end of this one; the segment stays alive until we let it go.
         let next = unsafe { used.as_ref() }.next.load(Ordering::Acquire);
         rx.segment = NonNull::new(next).expect("a published index past a segment has a link");
+        // SAFETY: the link was published with the index, so the segment's header is visible.
+        rx.slots = unsafe { rx.segment.as_ref() }.slots;
         rx.slot = 0;
         // SAFETY: the sender moved on to `next` before linking it and never touches `used`
         // again, and we have taken every message in it.

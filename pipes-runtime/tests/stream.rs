@@ -99,3 +99,27 @@ fn try_iter_takes_only_what_is_there() {
     chan.send(3).unwrap();
     assert_eq!((&port).into_iter().next(), Some(3));
 }
+
+#[test]
+fn a_backlog_sent_from_another_thread_arrives_in_order_across_grown_segments() {
+    // Enough `u64`s that the lane's segments grow from 256 slots to 4096 (Miri: to 2048).
+    let n = common::size(20_000, 3_000) as u64;
+    let (port, chan) = stream();
+    // All sent before the first receive: every segment is new, each twice the last.
+    let chan = thread::spawn(move || {
+        for i in 0..n {
+            chan.send(i).unwrap();
+        }
+        chan
+    })
+    .join()
+    .unwrap();
+    // Then sent while the port receives: segments are handed back and reused.
+    let sender = thread::spawn(move || {
+        for i in n..2 * n {
+            chan.send(i).unwrap();
+        }
+    });
+    assert_eq!(port.collect::<Vec<_>>(), (0..2 * n).collect::<Vec<_>>());
+    sender.join().unwrap();
+}
