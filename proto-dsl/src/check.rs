@@ -315,6 +315,7 @@ impl ProtocolChecker<'_> {
             ),
             _ => {}
         }
+        self.derived_debug(state);
         let mut params: HashMap<&str, &Span> = HashMap::new();
         for param in &state.generics.params {
             if let Some(first) = params.insert(&param.name, &param.span) {
@@ -586,6 +587,45 @@ impl ProtocolChecker<'_> {
                 )
                 .with_note(start.name.span.clone(), format!("protocol `{}` starts here", p.name.unraw()))
                 .with_help("remove the state, or allow it with `#[allow(unreachable_states)]` on the state or the protocol"),
+            );
+        }
+    }
+
+    /// Refuses `Debug` in a `#[derive(..)]` on a state: the state's attributes go on its
+    /// message enum, which `proto!` derives `Debug` for already (when the payloads implement
+    /// it), so a second impl would conflict.
+    fn derived_debug(&mut self, state: &State) {
+        for attr in &state.meta.attrs {
+            if !attr.syn.path().is_ident("derive") {
+                continue;
+            }
+            let Ok(paths) = attr.syn.parse_args_with(
+                syn::punctuated::Punctuated::<syn::Path, syn::Token![,]>::parse_terminated,
+            ) else {
+                continue;
+            };
+            let derives_debug = paths
+                .iter()
+                .any(|path| path.segments.last().is_some_and(|s| s.ident == "Debug"));
+            if !derives_debug {
+                continue;
+            }
+            let at = occurrences(self.source, &attr.span, "Debug")
+                .pop()
+                .unwrap_or_else(|| attr.span.clone());
+            self.errors.push(
+                Diagnostic::error(
+                    format!(
+                        "the message enum of state `{}` already implements `Debug`",
+                        state.name.unraw()
+                    ),
+                    at,
+                    "derived a second time here",
+                )
+                .with_help(
+                    "`proto!` gives every message enum `Debug` when its payloads implement it; \
+                     remove `Debug` from this derive",
+                ),
             );
         }
     }
