@@ -596,15 +596,7 @@ impl ProtocolChecker<'_> {
     /// it), so a second impl would conflict.
     fn derived_debug(&mut self, state: &State) {
         for attr in &state.meta.attrs {
-            if !attr.syn.path().is_ident("derive") {
-                continue;
-            }
-            let Ok(paths) = attr.syn.parse_args_with(
-                syn::punctuated::Punctuated::<syn::Path, syn::Token![,]>::parse_terminated,
-            ) else {
-                continue;
-            };
-            let derives_debug = paths
+            let derives_debug = derived(&attr.syn.meta)
                 .iter()
                 .any(|path| path.segments.last().is_some_and(|s| s.ident == "Debug"));
             if !derives_debug {
@@ -628,6 +620,26 @@ impl ProtocolChecker<'_> {
                 ),
             );
         }
+    }
+}
+
+/// The traits an attribute derives: `derive(..)`'s, also under `cfg_attr(predicate, ..)`.
+fn derived(meta: &syn::Meta) -> Vec<syn::Path> {
+    type List<T> = syn::punctuated::Punctuated<T, syn::Token![,]>;
+    let syn::Meta::List(list) = meta else {
+        return Vec::new();
+    };
+    if list.path.is_ident("derive") {
+        list.parse_args_with(List::<syn::Path>::parse_terminated)
+            .map(|paths| paths.into_iter().collect())
+            .unwrap_or_default()
+    } else if list.path.is_ident("cfg_attr") {
+        let metas = list
+            .parse_args_with(List::<syn::Meta>::parse_terminated)
+            .unwrap_or_default();
+        metas.iter().skip(1).flat_map(derived).collect()
+    } else {
+        Vec::new()
     }
 }
 

@@ -7,7 +7,10 @@ pipes::proto! {
         Start: send { Ping(u32) -> Waiting }
         /// Docs and other derives are fine beside it.
         #[derive(Clone, Debug)]
-        Waiting: recv { Pong -> Start }
+        Waiting: recv { Pong -> Done }
+        /// And under `cfg_attr`.
+        #[cfg_attr(all(), derive(Debug))]
+        Done: send { Bye -> ! }
     }
 }
 
