@@ -232,7 +232,8 @@
 //!
 //! - a protocol's go on its module; the compiler adds a table of the protocol's states and
 //!   transitions after the docs (and, with the `diagram` feature, a picture of them);
-//! - a state's docs go on its enum and its two endpoint types, and its attributes on its enum;
+//! - a state's docs go on its enum and its two endpoint types, and its attributes on its enum
+//!   (which has `Debug` already when its payloads do, so `#[derive(Debug)]` there is an error);
 //! - a message's go on its enum variant and its send method, so `#[cfg(..)]` on a message
 //!   removes it from both.
 //!

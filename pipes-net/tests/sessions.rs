@@ -9,16 +9,52 @@ use std::io;
 use bytes::Bytes;
 use common::{BANK, RawPeer, STREAM, node, pair, quick, within};
 use pipes_net::frame::{AbortCode, Frame, Kind};
-use pipes_net::{Config, ConnectError, Origin, Protocol, Role, SessionError};
+use pipes_net::{
+    Acceptor, Config, ConnectError, Connection, Node, Origin, Protocol, RawSession, Role,
+    SessionError,
+};
+
+/// Two nodes joined by a connection, with an acceptor of one protocol on the server. The
+/// client node and the connection are only kept alive.
+struct Nodes {
+    _client: Node,
+    _conn: Connection,
+    server: Node,
+    acceptor: Acceptor,
+}
+
+/// Two nodes serving `protocol` and one session of it opened between them: the nodes, the
+/// client's session and the server's.
+async fn opened(config: Config, protocol: Protocol) -> (Nodes, RawSession, RawSession) {
+    let (client, conn, server, _) = pair(config).await;
+    let mut acceptor = server.serve(protocol, Role::Server);
+    let (session, served) = open_on(&conn, &mut acceptor, protocol).await;
+    let nodes = Nodes {
+        _client: client,
+        _conn: conn,
+        server,
+        acceptor,
+    };
+    (nodes, session, served)
+}
+
+/// Opens a session of `protocol` on `conn` as the client and accepts it with `acceptor`.
+async fn open_on(
+    conn: &Connection,
+    acceptor: &mut Acceptor,
+    protocol: Protocol,
+) -> (RawSession, RawSession) {
+    let (session, served) = tokio::join!(
+        conn.open_async(protocol, Role::Client),
+        acceptor.accept_async()
+    );
+    (session.unwrap(), served.unwrap())
+}
 
 #[tokio::test]
 async fn a_session_carries_messages_both_ways_in_order() {
     within(10, async {
-        let (_client, conn, server, _) = pair(quick()).await;
-        let mut acceptor = server.serve(BANK, Role::Server);
-        let (session, accepted) =
-            tokio::join!(conn.open_async(BANK, Role::Client), acceptor.accept_async());
-        let (mut client, mut served) = (session.unwrap(), accepted.unwrap());
+        let (_nodes, mut client, mut served) = opened(quick(), BANK).await;
         assert_eq!(served.protocol(), "bank");
         client
             .send_async(0, 0, &("alice".to_string(), "pw".to_string()))
@@ -100,13 +136,7 @@ async fn a_peer_that_never_answers_the_open_times_out() {
 #[tokio::test]
 async fn close_reaches_the_peer_after_the_messages_before_it() {
     within(10, async {
-        let (_client, conn, server, _) = pair(quick()).await;
-        let mut acceptor = server.serve(STREAM, Role::Server);
-        let (client, served) = tokio::join!(
-            conn.open_async(STREAM, Role::Client),
-            acceptor.accept_async()
-        );
-        let (client, mut served) = (client.unwrap(), served.unwrap());
+        let (_nodes, client, mut served) = opened(quick(), STREAM).await;
         for i in 0..10u32 {
             client.send_async(0, 0, &i).await.unwrap();
         }
@@ -130,11 +160,7 @@ async fn close_reaches_the_peer_after_the_messages_before_it() {
 #[tokio::test]
 async fn abort_gives_the_peer_the_reason() {
     within(10, async {
-        let (_client, conn, server, _) = pair(quick()).await;
-        let mut acceptor = server.serve(BANK, Role::Server);
-        let (client, served) =
-            tokio::join!(conn.open_async(BANK, Role::Client), acceptor.accept_async());
-        let (mut client, served) = (client.unwrap(), served.unwrap());
+        let (_nodes, mut client, served) = opened(quick(), BANK).await;
         served.abort("the bank is closed");
         match client.recv_async().await {
             Err(SessionError::Aborted(reason)) => assert_eq!(reason, "the bank is closed"),
@@ -147,11 +173,7 @@ async fn abort_gives_the_peer_the_reason() {
 #[tokio::test]
 async fn a_payload_that_does_not_decode_is_a_violation_the_peer_hears_of() {
     within(10, async {
-        let (_client, conn, server, _) = pair(quick()).await;
-        let mut acceptor = server.serve(BANK, Role::Server);
-        let (client, served) =
-            tokio::join!(conn.open_async(BANK, Role::Client), acceptor.accept_async());
-        let (mut client, mut served) = (client.unwrap(), served.unwrap());
+        let (_nodes, mut client, mut served) = opened(quick(), BANK).await;
         client.send_async(0, 0, "not a number").await.unwrap();
         let message = served.recv_async().await.unwrap();
         let error = message.decode::<(u64, u64)>().unwrap_err();
@@ -172,11 +194,7 @@ async fn an_oversized_send_fails_alone_and_the_session_goes_on() {
             max_frame: 1024,
             ..quick()
         };
-        let (_client, conn, server, _) = pair(config).await;
-        let mut acceptor = server.serve(BANK, Role::Server);
-        let (client, served) =
-            tokio::join!(conn.open_async(BANK, Role::Client), acceptor.accept_async());
-        let (client, mut served) = (client.unwrap(), served.unwrap());
+        let (_nodes, client, mut served) = opened(config, BANK).await;
         let error = client.send_async(0, 0, &vec![7u8; 2000]).await.unwrap_err();
         assert!(
             matches!(error, SessionError::FrameTooLarge { max: 1024, .. }),
@@ -204,13 +222,7 @@ async fn credit_holds_a_fast_sender_to_the_window() {
             window: 8,
             ..quick()
         };
-        let (_client, conn, server, _) = pair(config).await;
-        let mut acceptor = server.serve(STREAM, Role::Server);
-        let (client, served) = tokio::join!(
-            conn.open_async(STREAM, Role::Client),
-            acceptor.accept_async()
-        );
-        let (client, mut served) = (client.unwrap(), served.unwrap());
+        let (_nodes, client, mut served) = opened(config, STREAM).await;
         let mut sent = 0u32;
         while client.try_send(0, 0, &sent).unwrap() {
             sent += 1;
@@ -305,11 +317,7 @@ async fn dropping_a_node_fails_every_session_on_its_connections() {
         let mut acceptor = server.serve(STREAM, Role::Server);
         let mut sessions = Vec::new();
         for _ in 0..3 {
-            let (client, served) = tokio::join!(
-                conn.open_async(STREAM, Role::Client),
-                acceptor.accept_async()
-            );
-            sessions.push((client.unwrap(), served.unwrap()));
+            sessions.push(open_on(&conn, &mut acceptor, STREAM).await);
         }
         drop(server);
         for (mut client, mut served) in sessions {
@@ -327,13 +335,20 @@ async fn dropping_a_node_fails_every_session_on_its_connections() {
     .await;
 }
 
-/// Opens a session from a raw peer and returns the node's session.
-async fn raw_open(
-    peer: &mut RawPeer,
-    acceptor: &mut pipes_net::Acceptor,
-    window: u32,
-) -> pipes_net::RawSession {
-    peer.write(Frame::new(
+/// A node serving `STREAM` attached to a raw peer, which has opened session 1 with credit
+/// `window`: the node, its connection, the peer and the node's session.
+async fn raw_opened(config: Config, window: u32) -> (Node, Connection, RawPeer, RawSession) {
+    let (node, conn, mut peer) = RawPeer::attached(config).await;
+    let mut acceptor = node.serve(STREAM, Role::Server);
+    peer.write(open_frame(window)).await;
+    let session = acceptor.accept_async().await.unwrap();
+    assert!(matches!(peer.read().await.unwrap().kind, Kind::Open { .. }));
+    (node, conn, peer, session)
+}
+
+/// The raw peer's `Open` of session 1 of `STREAM` as a client.
+fn open_frame(window: u32) -> Frame {
+    Frame::new(
         1,
         Kind::Open {
             role: Role::Client,
@@ -341,11 +356,7 @@ async fn raw_open(
             name: STREAM.name.into(),
             fingerprint: Bytes::from_static(STREAM.fingerprint),
         },
-    ))
-    .await;
-    let session = acceptor.accept_async().await.unwrap();
-    assert!(matches!(peer.read().await.unwrap().kind, Kind::Open { .. }));
-    session
+    )
 }
 
 #[tokio::test]
@@ -355,9 +366,7 @@ async fn messages_past_the_credit_window_are_a_violation() {
             window: 4,
             ..quick()
         };
-        let (node, _conn, mut peer) = RawPeer::attached(config).await;
-        let mut acceptor = node.serve(STREAM, Role::Server);
-        let mut session = raw_open(&mut peer, &mut acceptor, 4).await;
+        let (_node, _conn, mut peer, mut session) = raw_opened(config, 4).await;
         for i in 0..5u8 {
             let mut frame = Frame::new(1, Kind::Msg { state: 0, msg: 0 });
             frame.payload = Bytes::from(vec![i]);
@@ -389,9 +398,7 @@ async fn messages_past_the_credit_window_are_a_violation() {
 #[tokio::test]
 async fn a_malformed_frame_fails_the_connection_with_a_violation() {
     within(10, async {
-        let (node, conn, mut peer) = RawPeer::attached(quick()).await;
-        let mut acceptor = node.serve(STREAM, Role::Server);
-        let mut session = raw_open(&mut peer, &mut acceptor, 0).await;
+        let (_node, conn, mut peer, mut session) = raw_opened(quick(), 0).await;
         peer.write_body(b"\x01\x09").await; // kind 9 does not exist
         let error = session.recv_async().await.unwrap_err();
         assert!(
@@ -412,9 +419,7 @@ async fn an_oversized_frame_from_the_peer_fails_the_connection() {
             max_frame: 1000,
             ..quick()
         };
-        let (node, _conn, mut peer) = RawPeer::attached(config).await;
-        let mut acceptor = node.serve(STREAM, Role::Server);
-        let mut session = raw_open(&mut peer, &mut acceptor, 0).await;
+        let (_node, _conn, mut peer, mut session) = raw_opened(config, 0).await;
         peer.write_body(&[0; 1001]).await;
         let error = session.recv_async().await.unwrap_err();
         assert!(
@@ -434,9 +439,7 @@ async fn an_oversized_frame_from_the_peer_fails_the_connection() {
 #[tokio::test]
 async fn a_silent_peer_is_a_heartbeat_timeout() {
     within(10, async {
-        let (node, _conn, mut peer) = RawPeer::attached(quick()).await;
-        let mut acceptor = node.serve(STREAM, Role::Server);
-        let mut session = raw_open(&mut peer, &mut acceptor, 0).await;
+        let (_node, _conn, _peer, mut session) = raw_opened(quick(), 0).await;
         // The raw peer sends no heartbeats.
         let error = session.recv_async().await.unwrap_err();
         assert!(matches!(error, SessionError::HeartbeatTimeout), "{error}");
@@ -486,9 +489,7 @@ async fn a_peer_that_hangs_up_during_the_hello_is_an_io_error() {
 #[tokio::test]
 async fn a_frame_for_a_session_never_opened_is_a_violation() {
     within(10, async {
-        let (node, conn, mut peer) = RawPeer::attached(quick()).await;
-        let mut acceptor = node.serve(STREAM, Role::Server);
-        let mut session = raw_open(&mut peer, &mut acceptor, 0).await;
+        let (_node, conn, mut peer, mut session) = raw_opened(quick(), 0).await;
         // Session 9 would be the peer's fifth; it opened only session 1.
         peer.write(Frame::new(9, Kind::Msg { state: 0, msg: 0 }))
             .await;
@@ -505,21 +506,10 @@ async fn a_frame_for_a_session_never_opened_is_a_violation() {
 #[tokio::test]
 async fn a_second_open_of_a_session_is_a_violation() {
     within(10, async {
-        let (node, conn, mut peer) = RawPeer::attached(quick()).await;
-        let mut acceptor = node.serve(STREAM, Role::Server);
-        let session = raw_open(&mut peer, &mut acceptor, 0).await;
+        let (_node, conn, mut peer, session) = raw_opened(quick(), 0).await;
         session.close();
         assert_eq!(peer.read().await.unwrap().kind, Kind::Close);
-        peer.write(Frame::new(
-            1,
-            Kind::Open {
-                role: Role::Client,
-                window: 0,
-                name: STREAM.name.into(),
-                fingerprint: Bytes::from_static(STREAM.fingerprint),
-            },
-        ))
-        .await;
+        peer.write(open_frame(0)).await;
         // The node hangs up.
         while peer.read().await.is_some() {}
         assert!(
@@ -534,16 +524,10 @@ async fn a_second_open_of_a_session_is_a_violation() {
 #[tokio::test]
 async fn an_acceptor_ends_when_its_node_is_dropped() {
     within(10, async {
-        let (_client, conn, server, _) = pair(quick()).await;
-        let mut acceptor = server.serve(STREAM, Role::Server);
-        let (client, served) = tokio::join!(
-            conn.open_async(STREAM, Role::Client),
-            acceptor.accept_async()
-        );
+        let (mut nodes, _client, _served) = opened(quick(), STREAM).await;
         // Sessions still alive keep the connection's state alive, not the acceptor.
-        let (_client, _served) = (client.unwrap(), served.unwrap());
-        drop(server);
-        assert!(acceptor.accept_async().await.is_none());
+        drop(nodes.server);
+        assert!(nodes.acceptor.accept_async().await.is_none());
     })
     .await;
 }
@@ -566,9 +550,7 @@ fn public_types_cross_threads() {
 async fn a_large_frame_arriving_slowly_is_not_a_heartbeat_timeout() {
     within(10, async {
         use tokio::io::AsyncWriteExt;
-        let (node, conn, mut peer) = RawPeer::attached(quick()).await;
-        let mut acceptor = node.serve(STREAM, Role::Server);
-        let mut session = raw_open(&mut peer, &mut acceptor, 0).await;
+        let (_node, conn, mut peer, mut session) = raw_opened(quick(), 0).await;
         let mut frame = Frame::new(1, Kind::Msg { state: 0, msg: 0 });
         frame.payload = postcard::to_allocvec(&vec![7u8; 64 << 10]).unwrap().into();
         let mut out = bytes::BytesMut::new();
@@ -603,13 +585,7 @@ impl serde::Serialize for Unserializable {
 #[tokio::test]
 async fn a_payload_that_does_not_serialize_fails_that_send_alone() {
     within(10, async {
-        let (_client, conn, server, _) = pair(quick()).await;
-        let mut acceptor = server.serve(STREAM, Role::Server);
-        let (client, served) = tokio::join!(
-            conn.open_async(STREAM, Role::Client),
-            acceptor.accept_async()
-        );
-        let (client, mut served) = (client.unwrap(), served.unwrap());
+        let (_nodes, client, mut served) = opened(quick(), STREAM).await;
         let error = client.send_async(0, 0, &Unserializable).await.unwrap_err();
         // postcard keeps no custom message, only that serialization failed.
         assert!(matches!(error, SessionError::Payload(_)), "{error}");

@@ -129,6 +129,26 @@ pub unsafe fn session<B: Slots>(slots: B) -> (Session<B>, Session<B>) {
     (share(), share())
 }
 
+/// `init()`'s session for a bounded protocol: [`session`] of `$slots` (an expression of the
+/// protocol's [`Slots`] struct), for generated code only.
+///
+/// The one `unsafe` block that generated code needs lives here, in the runtime, so that what
+/// `proto!` or build.rs generates contains no `unsafe` at all: a crate with
+/// `#![forbid(unsafe_code)]` can include build.rs output, and no `// SAFETY:` comment has to
+/// survive formatting (prettyplease writes no comments).
+#[doc(hidden)]
+#[macro_export]
+macro_rules! __new_session {
+    ($slots:expr) => {{
+        let slots = $slots;
+        // SAFETY: only `init()` of a protocol that passed the liveness check (so bounded) calls
+        // this, with the protocol's own slots, and its generated endpoints are the only users of
+        // the shares: each slot is sent into by one side, received from by the other, and never
+        // sent into again before it is received, as `session` requires.
+        unsafe { $crate::__private::session(slots) }
+    }};
+}
+
 /// One side's share of a session buffer. Dropping it ends that side abnormally (see the module
 /// docs); [`Session::finish`] ends it normally.
 pub struct Session<B: Slots> {

@@ -267,6 +267,7 @@ pub mod __queue {
 #[doc(hidden)]
 pub mod __private {
     pub use crate::__endpoints as endpoints;
+    pub use crate::__new_session as new_session;
     pub use crate::arm::{Binds, LeadsOn, SameState, SelectArm, arm_leads_on};
     pub use crate::buffer::{RecvSlot, SendSlot, Session, Slot, Slots, session};
     pub use crate::duplex::{Duplex, duplex};

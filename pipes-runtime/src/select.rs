@@ -473,30 +473,27 @@ where
     }
 }
 
-impl<R, const N: usize> SelectList for [R; N]
-where
-    R: Deref<Target: Selectable>,
-{
-    fn __len(&self) -> usize {
-        N
-    }
+/// An array or a `Vec` is its slice (generic code gets no unsized coercion to it).
+macro_rules! select_list_as_slice {
+    ($([$($param:tt)*] $list:ty;)*) => {$(
+        impl<$($param)*> SelectList for $list
+        where
+            R: Deref<Target: Selectable>,
+        {
+            fn __len(&self) -> usize {
+                self.as_slice().__len()
+            }
 
-    fn __target(&self, i: usize) -> Target<'_> {
-        self[i].__select_target()
-    }
+            fn __target(&self, i: usize) -> Target<'_> {
+                self.as_slice().__target(i)
+            }
+        }
+    )*};
 }
 
-impl<R> SelectList for Vec<R>
-where
-    R: Deref<Target: Selectable>,
-{
-    fn __len(&self) -> usize {
-        self.len()
-    }
-
-    fn __target(&self, i: usize) -> Target<'_> {
-        self[i].__select_target()
-    }
+select_list_as_slice! {
+    [R, const N: usize] [R; N];
+    [R] Vec<R>;
 }
 
 impl<L: SelectList + ?Sized> SelectList for &L {

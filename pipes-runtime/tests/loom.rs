@@ -18,8 +18,34 @@ use pipes_runtime::{
     select2, selecti, stream,
 };
 
-/// Counts drops, so a model can check each message is dropped exactly once.
+/// A message that counts its drop in its [`Drops`].
 struct Counted(Arc<AtomicUsize>);
+
+/// Counts the drops of the messages it makes, so a model can check each is dropped exactly
+/// once.
+#[derive(Clone, Default)]
+struct Drops(Arc<AtomicUsize>);
+
+impl Drops {
+    /// A message whose drop is counted here.
+    fn counted(&self) -> Counted {
+        Counted(self.0.clone())
+    }
+
+    /// How many of the messages were dropped.
+    fn count(&self) -> usize {
+        self.0.load(Ordering::SeqCst)
+    }
+
+    /// For the one message of a model whose send races the receiver going away: unless it is
+    /// still held (`alive`: handed back to its sender, or received), it was dropped already,
+    /// and once `alive` goes it was dropped exactly once.
+    fn assert_dropped_once<T>(&self, alive: Option<T>) {
+        assert_eq!(self.count(), usize::from(alive.is_none()));
+        drop(alive);
+        assert_eq!(self.count(), 1);
+    }
+}
 
 impl Drop for Counted {
     fn drop(&mut self) {
@@ -50,18 +76,13 @@ fn sender_drop_races_recv() {
 #[test]
 fn send_races_receiver_drop_and_the_message_is_dropped_once() {
     loom::model(|| {
-        let drops = Arc::new(AtomicUsize::new(0));
+        let drops = Drops::default();
         let (port, chan) = oneshot();
-        let message = Counted(drops.clone());
+        let message = drops.counted();
         let sender = thread::spawn(move || chan.send(message).map_err(|e| e.into_inner()));
         drop(port);
-        let handed_back = sender.join().unwrap();
-        assert_eq!(
-            drops.load(Ordering::SeqCst),
-            usize::from(handed_back.is_ok())
-        );
-        drop(handed_back);
-        assert_eq!(drops.load(Ordering::SeqCst), 1);
+        let handed_back = sender.join().unwrap().err();
+        drops.assert_dropped_once(handed_back);
     });
 }
 
@@ -121,20 +142,20 @@ fn stream_of_two_then_hang_up() {
 #[test]
 fn stream_port_drops_while_the_chan_sends() {
     loom::model(|| {
-        let drops = Arc::new(AtomicUsize::new(0));
+        let drops = Drops::default();
         let (port, chan) = stream();
         let sender = {
             let drops = drops.clone();
             thread::spawn(move || {
-                let first = chan.send(Counted(drops.clone())).is_ok();
-                let second = chan.send(Counted(drops)).is_ok();
+                let first = chan.send(drops.counted()).is_ok();
+                let second = chan.send(drops.counted()).is_ok();
                 // Once a send fails, every later one does.
                 assert!(first || !second);
             })
         };
         drop(port);
         sender.join().unwrap();
-        assert_eq!(drops.load(Ordering::SeqCst), 2);
+        assert_eq!(drops.count(), 2);
     });
 }
 
@@ -166,14 +187,14 @@ fn lane_links_and_recycles_segments_while_both_ends_run() {
 #[test]
 fn lane_receiver_drop_races_sends_across_a_segment() {
     loom::model(|| {
-        let drops = Arc::new(AtomicUsize::new(0));
+        let drops = Drops::default();
         let (port, chan) = stream();
         let sender = {
             let drops = drops.clone();
             thread::spawn(move || {
                 let mut failed = false;
                 for _ in 0..3 {
-                    let sent = chan.send(Counted(drops.clone())).is_ok();
+                    let sent = chan.send(drops.counted()).is_ok();
                     assert!(!(failed && sent), "once a send fails, every later one does");
                     failed |= !sent;
                 }
@@ -183,7 +204,7 @@ fn lane_receiver_drop_races_sends_across_a_segment() {
         drop(port.try_recv());
         drop(port);
         sender.join().unwrap();
-        assert_eq!(drops.load(Ordering::SeqCst), 3);
+        assert_eq!(drops.count(), 3);
     });
 }
 
@@ -210,19 +231,19 @@ fn shared_chan_upgrade_keeps_the_lanes_messages_first() {
 #[test]
 fn shared_chan_upgrade_races_the_port_drop() {
     loom::model(|| {
-        let drops = Arc::new(AtomicUsize::new(0));
+        let drops = Drops::default();
         let (port, chan) = stream();
         let sender = {
             let drops = drops.clone();
             thread::spawn(move || {
-                let _ = chan.send(Counted(drops.clone()));
+                let _ = chan.send(drops.counted());
                 let shared = SharedChan::new(chan);
-                let _ = shared.send(Counted(drops));
+                let _ = shared.send(drops.counted());
             })
         };
         drop(port);
         sender.join().unwrap();
-        assert_eq!(drops.load(Ordering::SeqCst), 2);
+        assert_eq!(drops.count(), 2);
     });
 }
 
@@ -274,18 +295,12 @@ fn bounded_server_drop_races_the_client_waiting_for_pong() {
 #[test]
 fn bounded_server_drop_races_the_client_send_and_the_message_is_dropped_once() {
     loom::model(|| {
-        let drops = Arc::new(AtomicUsize::new(0));
+        let drops = Drops::default();
         let (server, client) = pingpong::init();
-        let message = Counted(drops.clone());
+        let message = drops.counted();
         let sender = thread::spawn(move || client.ping(message).err().map(|e| e.0));
         drop(server);
-        let handed_back = sender.join().unwrap();
-        assert_eq!(
-            drops.load(Ordering::SeqCst),
-            usize::from(handed_back.is_none())
-        );
-        drop(handed_back);
-        assert_eq!(drops.load(Ordering::SeqCst), 1);
+        drops.assert_dropped_once(sender.join().unwrap());
     });
 }
 
@@ -415,18 +430,18 @@ fn port_set_recv_timeout_races_a_send() {
 #[test]
 fn port_set_drop_races_a_send_into_a_watched_port() {
     loom::model(|| {
-        let drops = Arc::new(AtomicUsize::new(0));
+        let drops = Drops::default();
         let set = PortSet::new();
         let chan = set.chan();
         // Watches the port: it is empty, and under loom the timed park times out at once.
         assert!(set.try_recv().is_err());
         let sender = {
             let drops = drops.clone();
-            thread::spawn(move || chan.send(Counted(drops)).map_err(|e| e.into_inner()))
+            thread::spawn(move || chan.send(drops.counted()).map_err(|e| e.into_inner()))
         };
         drop(set);
         drop(sender.join().unwrap());
-        assert_eq!(drops.load(Ordering::SeqCst), 1);
+        assert_eq!(drops.count(), 1);
     });
 }
 
@@ -484,20 +499,16 @@ impl std::task::Wake for ThreadWaker {
 /// `futures` feature and crate; this is all a model needs).
 fn block_on<F: std::future::Future>(future: F) -> F::Output {
     let mut future = std::pin::pin!(future);
-    let waker = std::task::Waker::from(std::sync::Arc::new(ThreadWaker(thread::current())));
-    let mut cx = std::task::Context::from_waker(&waker);
-    loop {
-        if let std::task::Poll::Ready(output) = future.as_mut().poll(&mut cx) {
-            return output;
-        }
-        thread::park();
+    let waker = thread_waker();
+    match poll_once_with(&mut future, &waker) {
+        std::task::Poll::Ready(output) => output,
+        std::task::Poll::Pending => wait_woken(&mut future, &waker),
     }
 }
 
 /// Polls `future` once with a waker that does nothing: a task that registers, then moves on.
 fn poll_once<F: std::future::Future + Unpin>(future: &mut F) -> std::task::Poll<F::Output> {
-    let mut cx = std::task::Context::from_waker(std::task::Waker::noop());
-    std::pin::Pin::new(future).poll(&mut cx)
+    poll_once_with(future, std::task::Waker::noop())
 }
 
 #[test]
@@ -538,9 +549,9 @@ fn async_recv_re_polled_with_another_waker_while_the_send_races() {
 #[test]
 fn async_recv_dropped_mid_wait_races_the_send_and_the_message_is_dropped_once() {
     loom::model(|| {
-        let drops = Arc::new(AtomicUsize::new(0));
+        let drops = Drops::default();
         let (port, chan) = oneshot();
-        let message = Counted(drops.clone());
+        let message = drops.counted();
         let sender = thread::spawn(move || chan.send(message).map_err(|e| e.into_inner()));
         let mut future = Box::pin(port.recv_async());
         let received = match poll_once(&mut future) {
@@ -549,15 +560,9 @@ fn async_recv_dropped_mid_wait_races_the_send_and_the_message_is_dropped_once() 
         };
         // Cancel: the registration is taken back (or the sender took it) and the port dropped.
         drop(future);
-        let handed_back = sender.join().unwrap();
-        let delivered = received.is_some() || handed_back.is_ok();
-        assert_eq!(
-            drops.load(Ordering::SeqCst),
-            usize::from(delivered && received.is_none())
-        );
-        drop(received);
-        drop(handed_back);
-        assert_eq!(drops.load(Ordering::SeqCst), 1);
+        let handed_back = sender.join().unwrap().err();
+        // Received, or handed back, or (sent into the port and) dropped with it.
+        drops.assert_dropped_once(received.or(handed_back));
     });
 }
 
@@ -597,11 +602,11 @@ pipes_runtime::proto! {
 #[test]
 fn unbounded_session_sends_then_stops() {
     loom::model(|| {
-        let drops = Arc::new(AtomicUsize::new(0));
+        let drops = Drops::default();
         let (server, client) = ticks::init();
-        let counted = drops.clone();
+        let tick = drops.counted();
         let sender = thread::spawn(move || {
-            client.tick(Counted(counted)).unwrap().stop().unwrap();
+            client.tick(tick).unwrap().stop().unwrap();
         });
         let (mut server, mut ticks) = (server, 0);
         while let ticks::Open::Tick(tick, next) = server.recv().unwrap() {
@@ -611,7 +616,7 @@ fn unbounded_session_sends_then_stops() {
         }
         assert_eq!(ticks, 1);
         sender.join().unwrap();
-        assert_eq!(drops.load(Ordering::SeqCst), 1);
+        assert_eq!(drops.count(), 1);
     });
 }
 
@@ -621,12 +626,12 @@ fn unbounded_session_sends_then_stops() {
 #[test]
 fn unbounded_session_server_drops_while_the_client_sends() {
     loom::model(|| {
-        let drops = Arc::new(AtomicUsize::new(0));
+        let drops = Drops::default();
         let (server, client) = ticks::init();
-        let counted = drops.clone();
-        let sender = thread::spawn(move || match client.tick(Counted(counted.clone())) {
+        let counter = drops.clone();
+        let sender = thread::spawn(move || match client.tick(counter.counted()) {
             Ok(next) => {
-                drop(next.tick(Counted(counted)));
+                drop(next.tick(counter.counted()));
                 2
             }
             // The server was gone already: the tick comes back, and there is no next endpoint.
@@ -637,7 +642,7 @@ fn unbounded_session_server_drops_while_the_client_sends() {
         });
         drop(server);
         let sent = sender.join().unwrap();
-        assert_eq!(drops.load(Ordering::SeqCst), sent);
+        assert_eq!(drops.count(), sent);
     });
 }
 
@@ -710,10 +715,9 @@ fn wait_woken<F: std::future::Future + Unpin>(
     future: &mut F,
     waker: &std::task::Waker,
 ) -> F::Output {
-    let mut cx = std::task::Context::from_waker(waker);
     loop {
         thread::park();
-        if let std::task::Poll::Ready(output) = std::pin::Pin::new(&mut *future).poll(&mut cx) {
+        if let std::task::Poll::Ready(output) = poll_once_with(future, waker) {
             return output;
         }
     }

@@ -315,6 +315,7 @@ impl ProtocolChecker<'_> {
             ),
             _ => {}
         }
+        self.derived_debug(state);
         let mut params: HashMap<&str, &Span> = HashMap::new();
         for param in &state.generics.params {
             if let Some(first) = params.insert(&param.name, &param.span) {
@@ -588,6 +589,57 @@ impl ProtocolChecker<'_> {
                 .with_help("remove the state, or allow it with `#[allow(unreachable_states)]` on the state or the protocol"),
             );
         }
+    }
+
+    /// Refuses `Debug` in a `#[derive(..)]` on a state: the state's attributes go on its
+    /// message enum, which `proto!` derives `Debug` for already (when the payloads implement
+    /// it), so a second impl would conflict.
+    fn derived_debug(&mut self, state: &State) {
+        for attr in &state.meta.attrs {
+            let derives_debug = derived(&attr.syn.meta)
+                .iter()
+                .any(|path| path.segments.last().is_some_and(|s| s.ident == "Debug"));
+            if !derives_debug {
+                continue;
+            }
+            let at = occurrences(self.source, &attr.span, "Debug")
+                .pop()
+                .unwrap_or_else(|| attr.span.clone());
+            self.errors.push(
+                Diagnostic::error(
+                    format!(
+                        "the message enum of state `{}` already implements `Debug`",
+                        state.name.unraw()
+                    ),
+                    at,
+                    "derived a second time here",
+                )
+                .with_help(
+                    "`proto!` gives every message enum `Debug` when its payloads implement it; \
+                     remove `Debug` from this derive",
+                ),
+            );
+        }
+    }
+}
+
+/// The traits an attribute derives: `derive(..)`'s, also under `cfg_attr(predicate, ..)`.
+fn derived(meta: &syn::Meta) -> Vec<syn::Path> {
+    type List<T> = syn::punctuated::Punctuated<T, syn::Token![,]>;
+    let syn::Meta::List(list) = meta else {
+        return Vec::new();
+    };
+    if list.path.is_ident("derive") {
+        list.parse_args_with(List::<syn::Path>::parse_terminated)
+            .map(|paths| paths.into_iter().collect())
+            .unwrap_or_default()
+    } else if list.path.is_ident("cfg_attr") {
+        let metas = list
+            .parse_args_with(List::<syn::Meta>::parse_terminated)
+            .unwrap_or_default();
+        metas.iter().skip(1).flat_map(derived).collect()
+    } else {
+        Vec::new()
     }
 }
 

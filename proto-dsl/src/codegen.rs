@@ -494,14 +494,14 @@ impl<'a> Gen<'a> {
             // `session` is unsafe: its shares must be used as a bounded protocol's states, each
             // slot sent by one side and received by the other, never sent twice before it is
             // received. The code generated for a protocol that passed the liveness check does
-            // exactly that, and nothing else can reach the shares.
+            // exactly that, and nothing else can reach the shares. The runtime's `new_session!`
+            // holds the unsafe block, so generated code (build.rs output too) has none.
             quote! {
-                let (server, client) = unsafe {
-                    #rt::session(__Buffer {
-                        #(#slots,)*
-                        _params: #rt::PhantomData,
-                    })
+                let slots = __Buffer {
+                    #(#slots,)*
+                    _params: #rt::PhantomData,
                 };
+                let (server, client) = #rt::new_session!(slots);
                 (#server, #client)
             }
         } else {

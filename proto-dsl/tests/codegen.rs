@@ -11,18 +11,7 @@ use proc_macro2::Span;
 fn expand(name: &str) -> String {
     let path = common::fixtures().join(format!("{name}.pipes"));
     let source = std::fs::read_to_string(&path).unwrap();
-    let analysis = proto_dsl::analyze(&source).expect("the corpus compiles");
-    let tokens = proto_dsl::codegen::generate_with_diagrams(
-        &analysis,
-        &proto_dsl::codegen::Options {
-            runtime: quote::quote!(::pipes),
-            source: &source,
-            span_at: &|_| Span::call_site(),
-        },
-        false,
-    );
-    let file: syn::File = syn::parse2(tokens).expect("generated code parses as Rust");
-    prettyplease::unparse(&file)
+    common::expand(&source, false)
 }
 
 #[test]
@@ -61,18 +50,7 @@ fn module_docs_write_payload_types_as_rustfmt_would_whatever_the_spacing() {
     // What `proto!` hands the compiler: tokens printed with a space between each.
     let source = "p { S: send { Jump(Vec < String >, Option < Box < [ u8 ] >>) -> T < u8 > } \
                   T: recv<X> { Back -> S } }";
-    let analysis = proto_dsl::analyze(source).unwrap();
-    let tokens = proto_dsl::codegen::generate_with_diagrams(
-        &analysis,
-        &proto_dsl::codegen::Options {
-            runtime: quote::quote!(::pipes),
-            source,
-            span_at: &|_| Span::call_site(),
-        },
-        false,
-    );
-    let file: syn::File = syn::parse2(tokens).unwrap();
-    let text = prettyplease::unparse(&file);
+    let text = common::expand(source, false);
     assert!(
         text.contains("| `S` | client | `Jump(Vec<String>, Option<Box<[u8]>>)` | `T<u8>` |"),
         "{text}"

@@ -1,5 +1,5 @@
 //! Test helpers shared by the integration tests and the benchmark: the generator of large
-//! protocols and the fixture paths.
+//! protocols, the fixture paths, and a protocol's generated code as build.rs writes it.
 
 #![allow(dead_code)] // each test crate uses a different part
 
@@ -58,4 +58,22 @@ pub fn fixtures() -> PathBuf {
 /// The directory of the broken protocols.
 pub fn broken() -> PathBuf {
     PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("tests/broken")
+}
+
+/// The code generated for `source` with the runtime at `::pipes`, as build.rs writes it
+/// (formatted with prettyplease), with a diagram in each module's docs when `diagrams` asks,
+/// whatever the `diagram` feature says.
+pub fn expand(source: &str, diagrams: bool) -> String {
+    let analysis = proto_dsl::analyze(source).expect("the protocol compiles");
+    let tokens = proto_dsl::codegen::generate_with_diagrams(
+        &analysis,
+        &proto_dsl::codegen::Options {
+            runtime: quote::quote!(::pipes),
+            source,
+            span_at: &|_| proc_macro2::Span::call_site(),
+        },
+        diagrams,
+    );
+    let file: syn::File = syn::parse2(tokens).expect("generated code parses as Rust");
+    prettyplease::unparse(&file)
 }
