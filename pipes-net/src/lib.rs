@@ -55,6 +55,7 @@
 //! for MPI launchers; benchmarks against plain tokio TCP with postcard.
 
 mod block;
+pub mod cluster;
 mod codec;
 mod connection;
 mod error;
@@ -62,6 +63,7 @@ pub mod frame;
 mod node;
 mod session;
 
+pub use cluster::{Cluster, ClusterBuilder, ClusterError};
 pub use connection::Origin;
 pub use error::{ConnectError, SessionError};
 pub use frame::{AbortCode, Role};
