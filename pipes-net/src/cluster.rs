@@ -39,9 +39,12 @@
 //! 3. Each pair of ranks gets exactly one connection: the lower rank dials the higher one,
 //!    says who it is, and both run a pipes-net connection over the stream.
 //!
-//! The whole of it has one deadline (`PIPES_CLUSTER_TIMEOUT` in seconds, default 30 s, or
-//! [`ClusterBuilder::timeout`]): a rank that never arrives fails the others with
-//! [`ClusterError::RendezvousTimeout`] naming it, never a hang.
+//! Each of the two steps has a deadline (`PIPES_CLUSTER_TIMEOUT` in seconds, default 30 s, or
+//! [`ClusterBuilder::timeout`]): the registrations, counted from the start, and the pairwise
+//! connections, counted from the table. A rank that never arrives fails the others with
+//! [`ClusterError::RendezvousTimeout`] naming it, never a hang. (A registered rank waits for
+//! rank 0's verdict a little past its own deadline, up to 5 s more, so that every rank names
+//! the same missing ranks.)
 //!
 //! # Sessions between ranks
 //!
@@ -522,7 +525,8 @@ impl ClusterBuilder {
         self
     }
 
-    /// How long the whole rendezvous may take, every connection made (default 30 s).
+    /// How long each step of the rendezvous may take: the registrations, then the pairwise
+    /// connections (default 30 s).
     pub fn timeout(mut self, timeout: Duration) -> Self {
         self.timeout = timeout;
         self
@@ -612,20 +616,27 @@ impl ClusterBuilder {
         let (table, listener) = if rank == 0 {
             (gather(&me, self.rendezvous, deadline).await?, None)
         } else {
-            let (table, listener) = register(&me, self.rendezvous, deadline).await?;
+            // Rank 0's deadline may come a little after this one's: wait for its verdict.
+            let verdict = deadline + self.timeout.min(VERDICT_GRACE);
+            let (table, listener) = register(&me, self.rendezvous, deadline, verdict).await?;
             (table, Some(listener))
         };
+        let deadline = Instant::now() + self.timeout;
         let connections = link(&me, &table, listener, &nodes, deadline).await?;
         let peers = nodes
             .into_iter()
             .zip(connections)
             .zip(finishes)
             .map(|((node, connection), finish)| match (node, connection) {
-                (Some(node), Some(connection)) => Some(Peer {
-                    node,
-                    connection,
-                    finish,
-                }),
+                (Some(node), Some(connection)) => {
+                    let node = Arc::new(Mutex::new(Some(node)));
+                    tokio::spawn(watch(Arc::downgrade(&node), connection.clone()));
+                    Some(Peer {
+                        node,
+                        connection,
+                        finish,
+                    })
+                }
                 _ => None,
             })
             .collect();
@@ -658,7 +669,8 @@ pub struct Cluster {
 /// Another rank: a node of its own (so sessions it opens reach only acceptors served for it)
 /// and the connection.
 struct Peer {
-    node: Node,
+    /// Taken and dropped when the connection dies, so the rank's acceptors end.
+    node: Arc<Mutex<Option<Node>>>,
     connection: Connection,
     /// At rank 0: where the rank's [`Cluster::finish`] session arrives.
     finish: Option<Acceptor>,
@@ -827,13 +839,21 @@ impl Cluster {
 
     /// Serves `protocol` in `role` to `rank`: the sessions that rank opens with it arrive at
     /// the returned [`Acceptor`] (each rank's apart). Serving it again for the same rank
-    /// replaces the acceptor.
+    /// replaces the acceptor. Once the connection to that rank is lost, its acceptors end
+    /// (`accept` returns `None`) within a few tens of milliseconds.
     ///
     /// # Panics
     ///
     /// If `rank` is this process's rank, or not below the size.
     pub fn serve(&self, rank: usize, protocol: Protocol, role: Role) -> Acceptor {
-        self.peer(rank).node.serve(protocol, role)
+        match lock(&self.peer(rank).node).as_ref() {
+            Some(node) => node.serve(protocol, role),
+            // The connection died: an acceptor that has ended.
+            None => Acceptor {
+                sessions: tokio::sync::mpsc::unbounded_channel().1,
+                protocol: protocol.name,
+            },
+        }
     }
 }
 
@@ -843,6 +863,28 @@ const FINISH: Protocol = Protocol::bounded(
     "pipes-cluster-finish",
     b"pipes-cluster-finish: 0 send Done -> 1; 1 recv Release -> end",
 );
+
+/// How long past its own deadline a registered rank waits for rank 0's verdict, at most.
+const VERDICT_GRACE: Duration = Duration::from_secs(5);
+
+/// How often a peer's watcher looks at its connection.
+const WATCH_EVERY: Duration = Duration::from_millis(50);
+
+/// Watches the connection to one rank: once it dies, drops that rank's node, so its acceptors
+/// end (`accept` returns `None`) instead of waiting for a rank that is gone. Ends with the
+/// cluster.
+async fn watch(node: std::sync::Weak<Mutex<Option<Node>>>, connection: Connection) {
+    loop {
+        tokio::time::sleep(WATCH_EVERY).await;
+        let Some(node) = node.upgrade() else {
+            return;
+        };
+        if connection.failure().is_some() {
+            drop(lock(&node).take());
+            return;
+        }
+    }
+}
 
 /// Who this process is, as the rendezvous says it.
 struct Me {
@@ -1055,6 +1097,7 @@ async fn register(
     me: &Me,
     rendezvous: SocketAddr,
     deadline: Instant,
+    verdict: Instant,
 ) -> Result<(Vec<SocketAddr>, TcpListener), ClusterError> {
     let rank_zero_missing = || ClusterError::RendezvousTimeout { missing: vec![0] };
     let mut pause = Duration::from_millis(5);
@@ -1079,7 +1122,7 @@ async fn register(
         addr: listener.local_addr()?,
     };
     write_message(&mut stream, true, &register).await?;
-    match tokio::time::timeout_at(deadline, read_message(&mut stream, false)).await {
+    match tokio::time::timeout_at(verdict, read_message(&mut stream, false)).await {
         Err(_) => Err(rank_zero_missing()),
         Ok(Err(error)) => Err(error),
         Ok(Ok(Message::Table(table))) if table.len() == me.size => Ok((table, listener)),
