@@ -623,6 +623,7 @@ impl ClusterBuilder {
         };
         let deadline = Instant::now() + self.timeout;
         let connections = link(&me, &table, listener, &nodes, deadline).await?;
+        let mut watched = Vec::new();
         let peers = nodes
             .into_iter()
             .zip(connections)
@@ -630,7 +631,7 @@ impl ClusterBuilder {
             .map(|((node, connection), finish)| match (node, connection) {
                 (Some(node), Some(connection)) => {
                     let node = Arc::new(Mutex::new(Some(node)));
-                    tokio::spawn(watch(Arc::downgrade(&node), connection.clone()));
+                    watched.push((Arc::downgrade(&node), connection.clone()));
                     Some(Peer {
                         node,
                         connection,
@@ -640,6 +641,7 @@ impl ClusterBuilder {
                 _ => None,
             })
             .collect();
+        tokio::spawn(watch(watched));
         Ok(Cluster {
             rank,
             size,
@@ -870,19 +872,25 @@ const VERDICT_GRACE: Duration = Duration::from_secs(5);
 /// How often a peer's watcher looks at its connection.
 const WATCH_EVERY: Duration = Duration::from_millis(50);
 
-/// Watches the connection to one rank: once it dies, drops that rank's node, so its acceptors
-/// end (`accept` returns `None`) instead of waiting for a rank that is gone. Ends with the
-/// cluster.
-async fn watch(node: std::sync::Weak<Mutex<Option<Node>>>, connection: Connection) {
-    loop {
+/// A rank's node, as the watcher holds it (the cluster owns it), and its connection.
+type Watched = (std::sync::Weak<Mutex<Option<Node>>>, Connection);
+
+/// Watches the connections to the other ranks: once one dies, drops that rank's node, so its
+/// acceptors end (`accept` returns `None`) instead of waiting for a rank that is gone. One task
+/// for all of them; ends with the cluster.
+async fn watch(mut watched: Vec<Watched>) {
+    while !watched.is_empty() {
         tokio::time::sleep(WATCH_EVERY).await;
-        let Some(node) = node.upgrade() else {
-            return;
-        };
-        if connection.failure().is_some() {
-            drop(lock(&node).take());
-            return;
-        }
+        watched.retain(|(node, connection)| {
+            let Some(node) = node.upgrade() else {
+                return false;
+            };
+            if connection.failure().is_some() {
+                drop(lock(&node).take());
+                return false;
+            }
+            true
+        });
     }
 }
 

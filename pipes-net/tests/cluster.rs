@@ -539,6 +539,15 @@ fn a_rank_lost_before_it_finishes_fails_rank_zeros_finish() {
     });
 }
 
+#[test]
+fn the_cluster_types_are_send_and_sync() {
+    fn send_sync<T: Send + Sync>() {}
+    send_sync::<Cluster>();
+    send_sync::<ClusterBuilder>();
+    send_sync::<ClusterError>();
+    send_sync::<Launch>();
+}
+
 // ---- real processes ----
 
 /// The example's binary, built by `cargo test` beside this test's (target/*/examples).
