@@ -24,7 +24,7 @@
 //! # The rendezvous
 //!
 //! Rank 0 listens on the rendezvous address: `PIPES_CLUSTER_ADDR` (`host:port`), by default
-//! `127.0.0.1:7710` ([`DEFAULT_PORT`]), which serves every job on one machine. Across
+//! `127.0.0.1:7710` ([`DEFAULT_PORT`]), which suits one job on one machine. Across
 //! machines, set it to an address of rank 0's host that the others reach, on every rank
 //! (`mpirun -x PIPES_CLUSTER_ADDR=node0:7710 ...`). Two jobs at once on one machine need two
 //! addresses: the second rank 0 fails with [`ClusterError::Bind`].
@@ -52,7 +52,10 @@
 //! [`Cluster::serve`]'s acceptor, which hands out only the sessions that rank opens. Since the
 //! ranks start together, an open that reaches a rank before it serves the protocol is retried
 //! until the node's open timeout. [`Cluster::connection`] is the connection itself, for
-//! anything a [`Connection`] does. [`Cluster::finish`] leaves the cluster once every rank
+//! anything a [`Connection`] does (a typed open on it will work on a cluster unchanged).
+//! Behind this, each other rank has a [`Node`] of its own on the cluster's runtime, holding
+//! that one connection, which is how an acceptor knows which rank a session came from.
+//! [`Cluster::finish`] leaves the cluster once every rank
 //! has called it (`MPI_Finalize`): call it before exiting, or the frames a rank sent last may
 //! be lost with its connections.
 //!
