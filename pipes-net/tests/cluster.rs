@@ -540,6 +540,31 @@ fn a_rank_lost_before_it_finishes_fails_rank_zeros_finish() {
 }
 
 #[test]
+fn an_open_no_rank_serves_is_refused_after_the_open_timeout() {
+    watchdog(60, || {
+        let rendezvous = free_addr();
+        let clusters = join_all((0..2).map(|rank| builder(rank, 2, rendezvous)).collect());
+        let mut clusters = clusters.into_iter().map(Result::unwrap);
+        let (zero, one) = (clusters.next().unwrap(), clusters.next().unwrap());
+        let started = Instant::now();
+        let error = one.open(0, RING, Role::Client).unwrap_err();
+        assert!(
+            matches!(error, pipes_net::ConnectError::Refused(_)),
+            "{error}"
+        );
+        // Asked again until the open timeout (2 s in the quick settings), then refused.
+        let waited = started.elapsed();
+        assert!(
+            waited >= Duration::from_millis(1500) && waited < Duration::from_secs(10),
+            "{waited:?}"
+        );
+        let finishing = std::thread::spawn(move || one.finish());
+        zero.finish().unwrap();
+        finishing.join().unwrap().unwrap();
+    });
+}
+
+#[test]
 fn the_cluster_types_are_send_and_sync() {
     fn send_sync<T: Send + Sync>() {}
     send_sync::<Cluster>();
