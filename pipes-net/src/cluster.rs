@@ -26,7 +26,9 @@
 //! Rank 0 listens on the rendezvous address: `PIPES_CLUSTER_ADDR` (`host:port`), by default
 //! `127.0.0.1:7710` ([`DEFAULT_PORT`]), which suits one job on one machine. Across
 //! machines, set it to an address of rank 0's host that the others reach, on every rank
-//! (`mpirun -x PIPES_CLUSTER_ADDR=node0:7710 ...`). Two jobs at once on one machine need two
+//! (`mpirun -x PIPES_CLUSTER_ADDR=node0:7710 ...`); a launcher that says the job spans hosts
+//! (see [`Launch::one_host`]) without it fails at once with [`ClusterError::NoAddress`]
+//! instead of timing out. Two jobs at once on one machine need two
 //! addresses: the second rank 0 fails with [`ClusterError::Bind`].
 //!
 //! 1. Every other rank dials rank 0 (retrying while it is not listening yet), binds a listener
@@ -170,6 +172,11 @@ pub struct Launch {
     pub size: usize,
     /// The job's id (ranks of another job are refused at the rendezvous), if known.
     pub job: Option<String>,
+    /// Whether every rank runs on this host, if the launcher says (Open MPI's
+    /// `OMPI_COMM_WORLD_LOCAL_SIZE`, MPICH's `MPI_LOCALNRANKS`, Slurm's
+    /// `SLURM_STEP_NUM_NODES` or `SLURM_NNODES`). A job across hosts needs
+    /// `PIPES_CLUSTER_ADDR`: the default, 127.0.0.1, is rank 0's only on rank 0's host.
+    pub one_host: Option<bool>,
 }
 
 impl Launch {
@@ -246,11 +253,21 @@ impl Launch {
             });
         };
         check_rank(rank, size)?;
+        let one_host = match launcher {
+            Launcher::OpenMpi => number("OMPI_COMM_WORLD_LOCAL_SIZE")?.map(|local| local == size),
+            Launcher::Hydra => number("MPI_LOCALNRANKS")?.map(|local| local == size),
+            Launcher::Pmix | Launcher::Slurm => match number("SLURM_STEP_NUM_NODES")? {
+                Some(nodes) => Some(nodes == 1),
+                None => number("SLURM_NNODES")?.map(|nodes| nodes == 1),
+            },
+            Launcher::Pipes => None,
+        };
         Ok(Launch {
             launcher,
             rank,
             size,
             job,
+            one_host,
         })
     }
 }
@@ -324,6 +341,12 @@ pub enum ClusterError {
         var: &'static str,
         /// Its value.
         value: String,
+    },
+    /// The launcher says the job spans several hosts, and `PIPES_CLUSTER_ADDR` is not set:
+    /// the default (127.0.0.1) would reach rank 0 only from its own host.
+    NoAddress {
+        /// The launcher.
+        launcher: Launcher,
     },
     /// A rank that is not below the size (or a size of zero).
     InvalidRank {
@@ -400,6 +423,11 @@ impl fmt::Display for ClusterError {
                 write!(f, "{launcher} gave a rank but {var} is not set")
             }
             ClusterError::InvalidVar { var, value } => write!(f, "{var}={value:?} is not valid"),
+            ClusterError::NoAddress { launcher } => write!(
+                f,
+                "{launcher} started the job on several hosts: set {ADDR_VAR} to rank 0's \
+                 host:port on every rank (mpirun -x {ADDR_VAR}=host:7710)"
+            ),
             ClusterError::InvalidRank { rank, size } => {
                 write!(f, "rank {rank} is not below the cluster's size {size}")
             }
@@ -499,6 +527,11 @@ impl ClusterBuilder {
     /// [`from_env`](Self::from_env), reading the variables through `var`.
     pub fn from_vars(var: impl Fn(&str) -> Option<String>) -> Result<Self, ClusterError> {
         let launch = Launch::from_vars(&var)?;
+        if launch.one_host == Some(false) && var(ADDR_VAR).is_none() {
+            return Err(ClusterError::NoAddress {
+                launcher: launch.launcher,
+            });
+        }
         Ok(ClusterBuilder {
             rank: Some(launch.rank),
             size: Some(launch.size),

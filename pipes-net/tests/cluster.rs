@@ -92,6 +92,7 @@ fn open_mpi_variables_give_rank_size_and_job() {
             rank: 3,
             size: 4,
             job: Some("1322778625".into()),
+            one_host: None,
         }
     );
     let older = launch(&[
@@ -163,6 +164,7 @@ fn slurm_variables_give_rank_size_and_job_step() {
             rank: 7,
             size: 16,
             job: Some("4242.0".into()),
+            one_host: None,
         }
     );
     let legacy = launch(&[("SLURM_PROCID", "0"), ("SLURM_NPROCS", "2")]).unwrap();
@@ -225,6 +227,59 @@ fn missing_or_invalid_variables_are_typed() {
     ));
     let message = launch(&[]).unwrap_err().to_string();
     assert!(message.contains("mpirun"), "{message}");
+}
+
+#[test]
+fn a_job_across_hosts_without_a_rendezvous_address_is_refused_at_once() {
+    let one_host = |list: &[(&str, &str)]| launch(list).unwrap().one_host;
+    assert_eq!(
+        one_host(&[
+            ("OMPI_COMM_WORLD_RANK", "0"),
+            ("OMPI_COMM_WORLD_SIZE", "4"),
+            ("OMPI_COMM_WORLD_LOCAL_SIZE", "4"),
+        ]),
+        Some(true)
+    );
+    assert_eq!(
+        one_host(&[
+            ("PMI_RANK", "0"),
+            ("PMI_SIZE", "4"),
+            ("MPI_LOCALNRANKS", "2"),
+        ]),
+        Some(false)
+    );
+    assert_eq!(
+        one_host(&[
+            ("SLURM_PROCID", "0"),
+            ("SLURM_NTASKS", "4"),
+            ("SLURM_NNODES", "2"),
+            ("SLURM_STEP_NUM_NODES", "1"),
+        ]),
+        Some(true)
+    );
+    assert_eq!(
+        one_host(&[("SLURM_PROCID", "0"), ("SLURM_NTASKS", "4")]),
+        None
+    );
+    let across = [
+        ("OMPI_COMM_WORLD_RANK", "1"),
+        ("OMPI_COMM_WORLD_SIZE", "4"),
+        ("OMPI_COMM_WORLD_LOCAL_SIZE", "2"),
+    ];
+    let error = ClusterBuilder::from_vars(vars(&across)).unwrap_err();
+    assert!(
+        matches!(
+            error,
+            ClusterError::NoAddress {
+                launcher: Launcher::OpenMpi
+            }
+        ),
+        "{error:?}"
+    );
+    assert!(error.to_string().contains("PIPES_CLUSTER_ADDR"), "{error}");
+    let mut with_addr = across.to_vec();
+    with_addr.push(("PIPES_CLUSTER_ADDR", "10.0.0.1:7710"));
+    assert!(ClusterBuilder::from_vars(vars(&with_addr)).is_ok());
 }
 
 #[test]
