@@ -307,6 +307,37 @@ def msgsend_section(records, out, results_dir):
         out.append("")
 
 
+def remote_section(records, out):
+    """remote_pingpong and remote_msgsend: ratios to their hand-written floor (x floor, as the
+    programs print it: the row's wall time over the floor's)."""
+    pingpong = [r for r in records if r["bench"] == "remote_pingpong"]
+    msgsend = [r for r in records if r["bench"] == "remote_msgsend"]
+    if not pingpong and not msgsend:
+        return
+    out.append("## Remote sessions over loopback TCP\n")
+    out.append("pipes-net against the same programs written by hand with tokio TCP, tokio-util's "
+               "length-delimited codec and postcard (the floor); both ends in one process, each "
+               "on a runtime of its own. 'x floor' is the row's wall time over the floor's "
+               "(below 1 is faster).\n")
+    if pingpong:
+        out.append("### remote_pingpong\n")
+        out.append(table(
+            ["implementation", "round trips", "wall ns/rt", "cpu ns/rt", "x floor"],
+            [[r["impl"], f"{r['round_trips']:,}", fmt(r["wall_ns"]), fmt(r["cpu_ns"]),
+              f"{r['x_floor']:.2f}x"] for r in pingpong],
+        ))
+        out.append("")
+    for size, workers in sorted({(r["size"], r["workers"]) for r in msgsend}):
+        group = [r for r in msgsend if (r["size"], r["workers"]) == (size, workers)]
+        out.append(f"### remote_msgsend: {size:,} messages, {workers:,} workers\n")
+        out.append(table(
+            ["implementation", "wall s", "msg/s", "cpu ns/msg", "x floor"],
+            [[r["impl"], f"{r['wall_s']:.4g}", fmt(r["per_s"]), fmt(r["cpu_ns_per_msg"]),
+              f"{r['x_floor']:.2f}x"] for r in group],
+        ))
+        out.append("")
+
+
 def ring_section(records, out, results_dir):
     rows = [r for r in records if r["bench"] == "ring"]
     if not rows:
@@ -506,7 +537,8 @@ def main():
     records = parse(results_dir / "raw")
     # Only charted implementations take a colour, so the palette does not wrap within a chart.
     for record in records:
-        if record["bench"] in ("pingpong", "producer_consumer") or \
+        if record["bench"] in ("pingpong", "producer_consumer", "remote_pingpong",
+                               "remote_msgsend") or \
                 record.get("table") == "shared-chan" or record.get("workers") == 0:
             continue
         COLORS.setdefault(record["impl"], PALETTE[len(COLORS) % len(PALETTE)])
@@ -548,6 +580,7 @@ def main():
     farm_section(records, out, results_dir)
     pipeline_section(records, out, results_dir)
     producer_consumer_section(records, out, results_dir)
+    remote_section(records, out)
     (results_dir / "latest.md").write_text("\n".join(out).rstrip() + "\n")
 
 

@@ -8,8 +8,9 @@
 #   --quick: one repeat and smaller sizes (under a minute), to check the suite end to end;
 #            the numbers are then only indicative, and latest.md says so.
 # Without it every configuration is repeated 5 times (the programs' REPEATS argument: each
-# program prints medians) and the run takes about 7 minutes on 2 cores (288 s measured with
-# the machine loaded before the seeds' workloads, which add about 2 minutes).
+# program prints medians) and the run takes about 8-9 minutes on 2 cores (288 s measured with
+# the machine loaded before the seeds' workloads, which add about 2 minutes, and the remote
+# benchmarks about 1.5 more).
 #
 # Raw output of every command goes to benches/results/raw/, so a table can be traced back to
 # the lines it came from. Honours CARGO_TARGET_DIR.
@@ -53,6 +54,9 @@ if ((quick)); then
     farm_args="10000 20 4"
     pipeline_args="200000 8"
     producer_consumer_items="500"
+    # Remote sessions over loopback: round trips, and messages from 4 workers.
+    remote_trips=20000
+    remote_messages=200000
 else
     repeats=5
     pingpong_trips=1000000
@@ -70,6 +74,8 @@ else
     farm_args="50000 100 4"
     pipeline_args="1000000 16"
     producer_consumer_items="500 5000"
+    remote_trips=100000
+    remote_messages=1000000
 fi
 
 # Runs one command, recording it in commands.txt and its output in raw/NAME.txt.
@@ -90,6 +96,12 @@ run() {
 # Build everything first, so no benchmark's first run pays for compilation.
 echo "building the Rust benchmarks..."
 cargo bench --no-run -q 2>"$raw/build.stderr" || {
+    cat "$raw/build.stderr" >&2
+    exit 1
+}
+# The remote benchmarks need the root crate's `net` feature (pipes-net, on tokio).
+cargo bench --no-run -q --features net --bench remote_pingpong --bench remote_msgsend \
+    2>"$raw/build.stderr" || {
     cat "$raw/build.stderr" >&2
     exit 1
 }
@@ -160,6 +172,13 @@ for items in $producer_consumer_items; do
         go_run "go-producer_consumer-$items" producer_consumer "$items" "$repeats"
     fi
 done
+
+# Remote sessions over loopback TCP (issue 15): pipes-net against the same programs written by
+# hand with tokio, tokio-util's codec and postcard.
+run remote_pingpong cargo bench -q --features net --bench remote_pingpong -- \
+    "$remote_trips" "$repeats"
+run remote_msgsend cargo bench -q --features net --bench remote_msgsend -- \
+    "$remote_messages" 4 "$repeats"
 
 # The machine the numbers come from.
 {

@@ -14,6 +14,9 @@
 //!   and `abort`; blocking and async forms. Its module docs say how the pump will use it.
 //! - [`Protocol`]: a protocol's name and fingerprint; [`Node::serve`] accepts its sessions,
 //!   and opening one with a different fingerprint fails with [`ConnectError::Incompatible`].
+//! - [`Cluster`] ([`cluster`]): processes started by `mpirun`, `mpiexec` or `srun` (or by
+//!   hand) meet through rank 0 and keep one [`Connection`] per pair of ranks;
+//!   [`Cluster::from_env`] reads rank and size from the launcher.
 //! - [`frame`]: the frames one connection carries, encoded and decoded without panics.
 //! - Errors: [`ConnectError`] when opening, [`SessionError`] when an open session fails. A
 //!   connection that dies (reset, end of stream, a malformed or oversized frame, a heartbeat
@@ -51,10 +54,14 @@
 //! This is the first slice of remote sessions. Still to come: `#[wire]` in the protocol
 //! compiler (the fingerprint, a per-state encoder and decoder, the payload bound checks) and
 //! the generated pump over [`RawSession`]; the cause of a remote failure in `RecvError`;
-//! chunking of large payloads, so one session cannot stall the others; `Cluster::from_env()`
-//! for MPI launchers; benchmarks against plain tokio TCP with postcard.
+//! chunking of large payloads, so one session cannot stall the others; the typed open on a
+//! cluster (`cluster.connection(rank).open::<P>()`); a graceful close of a node's connections
+//! that drains what is queued (today [`Cluster::finish`] covers it for clusters). Done since
+//! the first slice: [`Cluster`] for MPI launchers, and benchmarks against plain tokio TCP
+//! with postcard (`benches/remote_pingpong.rs`, `benches/remote_msgsend.rs`).
 
 mod block;
+pub mod cluster;
 mod codec;
 mod connection;
 mod error;
@@ -62,6 +69,7 @@ pub mod frame;
 mod node;
 mod session;
 
+pub use cluster::{Cluster, ClusterBuilder, ClusterError};
 pub use connection::Origin;
 pub use error::{ConnectError, SessionError};
 pub use frame::{AbortCode, Role};

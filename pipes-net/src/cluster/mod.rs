@@ -1,0 +1,566 @@
+//! Clusters: processes started together by an MPI launcher (or by hand) find each other
+//! through rank 0 and keep one [`Connection`] per pair of ranks, so HPC users keep
+//! `mpirun -n 8 ./app` while pipes speaks TCP (DESIGN section 6).
+//!
+//! # Where rank and size come from
+//!
+//! [`Cluster::from_env`] reads them from the variables the launcher exports, the first that
+//! is present winning ([`Launch::from_vars`] holds the rules):
+//!
+//! | launcher | rank | size | job (checked at the rendezvous) |
+//! |---|---|---|---|
+//! | by hand ([`Launcher::Pipes`]) | `PIPES_CLUSTER_RANK` | `PIPES_CLUSTER_SIZE` | `PIPES_CLUSTER_JOB` |
+//! | Open MPI `mpirun` | `OMPI_COMM_WORLD_RANK` | `OMPI_COMM_WORLD_SIZE` | `PMIX_NAMESPACE`, else `OMPI_MCA_ess_base_jobid` |
+//! | MPICH Hydra, Intel MPI (PMI) | `PMI_RANK` | `PMI_SIZE` | none |
+//! | PMIx (PRRTE's `prterun`, `srun --mpi=pmix`) | `PMIX_RANK` | `PIPES_CLUSTER_SIZE`, else `SLURM_NTASKS` | `PMIX_NAMESPACE` |
+//! | Slurm `srun` | `SLURM_PROCID` | `SLURM_NTASKS`, else `SLURM_NPROCS` | `SLURM_JOB_ID.SLURM_STEP_ID` |
+//!
+//! PMIx exports no size variable: a PMIx client asks its server (`PMIx_Get` of
+//! `PMIX_JOB_SIZE`), which needs libpmix. Its clients get `PMIX_RANK`, `PMIX_NAMESPACE` and
+//! `PMIX_ID` (seen under Open MPI 4.1 with PMIx 4.2, which exports `OMPI_COMM_WORLD_SIZE` too,
+//! and is read as Open MPI). So under a PMIx-only launcher the size comes from
+//! `PIPES_CLUSTER_SIZE`, or from `SLURM_NTASKS` under `srun --mpi=pmix`.
+//!
+//! # The rendezvous
+//!
+//! Rank 0 listens on the rendezvous address: `PIPES_CLUSTER_ADDR` (`host:port`), by default
+//! `127.0.0.1:7710` ([`DEFAULT_PORT`]), which suits one job on one machine. Across
+//! machines, set it to an address of rank 0's host that the others reach, on every rank
+//! (`mpirun -x PIPES_CLUSTER_ADDR=node0:7710 ...`); a launcher that says the job spans hosts
+//! (see [`Launch::one_host`]) without it fails at once with [`ClusterError::NoAddress`]
+//! instead of timing out. Two jobs at once on one machine need two
+//! addresses: the second rank 0 fails with [`ClusterError::Bind`].
+//!
+//! 1. Every other rank dials rank 0 (retrying while it is not listening yet), binds a listener
+//!    of its own on the local address of that connection (the interface that reaches rank 0,
+//!    port chosen by the system), and registers: its rank, the size and job it was given, and
+//!    its listener's address.
+//! 2. Once all `size - 1` ranks have registered, rank 0 sends each the table of addresses. A
+//!    rank registered twice, another size or another job fails every rank with the same
+//!    typed error, sent by rank 0.
+//! 3. Each pair of ranks gets exactly one connection: the lower rank dials the higher one,
+//!    says who it is, and both run a pipes-net connection over the stream.
+//!
+//! Each of the two steps has a deadline (`PIPES_CLUSTER_TIMEOUT` in seconds, default 30 s, or
+//! [`ClusterBuilder::timeout`]): the registrations, counted from the start, and the pairwise
+//! connections, counted from the table. A rank that never arrives fails the others with
+//! [`ClusterError::RendezvousTimeout`] naming it, never a hang. (A registered rank waits for
+//! rank 0's verdict a little past its own deadline, up to 5 s more, so that every rank names
+//! the same missing ranks.)
+//!
+//! # Sessions between ranks
+//!
+//! [`Cluster::open`] opens a session with a rank; the rank accepts it from
+//! [`Cluster::serve`]'s acceptor, which hands out only the sessions that rank opens. Since the
+//! ranks start together, an open that reaches a rank before it serves the protocol is retried
+//! until the node's open timeout. [`Cluster::connection`] is the connection itself, for
+//! anything a [`Connection`] does (a typed open on it will work on a cluster unchanged).
+//! Behind this, each other rank has a [`Node`] of its own on the cluster's runtime, holding
+//! that one connection, which is how an acceptor knows which rank a session came from.
+//! [`Cluster::finish`] leaves the cluster once every rank
+//! has called it (`MPI_Finalize`): call it before exiting, or the frames a rank sent last may
+//! be lost with its connections.
+//!
+//! ```
+//! use pipes_net::{Cluster, Protocol, Role};
+//!
+//! const HELLO: Protocol = Protocol::bounded("hello", b"hello: send Rank(u64)");
+//!
+//! // Three ranks on threads of one process; under `mpirun` each is a process calling
+//! // `Cluster::from_env()`.
+//! let rendezvous = std::net::TcpListener::bind("127.0.0.1:0")?.local_addr()?;
+//! let ranks: Vec<_> = (0..3)
+//!     .map(|rank| {
+//!         std::thread::spawn(move || {
+//!             let cluster = Cluster::builder()
+//!                 .rank(rank)
+//!                 .size(3)
+//!                 .rendezvous(rendezvous)
+//!                 .join()
+//!                 .unwrap();
+//!             if rank == 0 {
+//!                 // Rank 0 gathers one message from every other rank.
+//!                 let mut sum = 0;
+//!                 for from in 1..cluster.size() {
+//!                     let mut session = cluster.serve(from, HELLO, Role::Server).accept().unwrap();
+//!                     sum += session.recv().unwrap().decode::<u64>().unwrap();
+//!                 }
+//!                 assert_eq!(sum, 1 + 2);
+//!             } else {
+//!                 let session = cluster.open(0, HELLO, Role::Client).unwrap();
+//!                 session.send(0, 0, &(rank as u64)).unwrap();
+//!                 session.close();
+//!             }
+//!             // Leave together, so no rank's last frames are lost.
+//!             cluster.finish().unwrap();
+//!         })
+//!     })
+//!     .collect();
+//! for rank in ranks {
+//!     rank.join().unwrap();
+//! }
+//! # Ok::<(), Box<dyn std::error::Error>>(())
+//! ```
+
+mod error;
+mod launch;
+mod rendezvous;
+
+pub use error::ClusterError;
+pub use launch::{
+    ADDR_VAR, DEFAULT_PORT, DEFAULT_TIMEOUT, Launch, Launcher, TIMEOUT_VAR, rendezvous_from_vars,
+    timeout_from_vars,
+};
+
+use std::fmt;
+use std::io;
+use std::net::SocketAddr;
+use std::sync::{Arc, Mutex};
+use std::time::Duration;
+
+use tokio::time::Instant;
+
+use crate::block::block_on;
+use crate::connection::lock;
+use crate::error::ConnectError;
+use crate::frame::Role;
+use crate::node::{Config, Connection, Node, Protocol};
+use crate::session::{Acceptor, RawSession};
+use launch::check_rank;
+use rendezvous::{Me, VERDICT_GRACE, gather, link, register};
+
+/// How to start a [`Cluster`] by hand (tests, programs without a launcher):
+/// `Cluster::builder().rank(r).size(n).rendezvous(addr).join()`; or from a launcher's
+/// variables with [`from_env`](Self::from_env), then adjusted.
+#[derive(Clone, Debug)]
+pub struct ClusterBuilder {
+    rank: Option<usize>,
+    size: Option<usize>,
+    rendezvous: SocketAddr,
+    timeout: Duration,
+    job: Option<String>,
+    config: Config,
+}
+
+impl Default for ClusterBuilder {
+    fn default() -> Self {
+        ClusterBuilder {
+            rank: None,
+            size: None,
+            rendezvous: SocketAddr::from(([127, 0, 0, 1], DEFAULT_PORT)),
+            timeout: DEFAULT_TIMEOUT,
+            job: None,
+            config: Config::default(),
+        }
+    }
+}
+
+impl ClusterBuilder {
+    /// Rank, size and job from the launcher's variables, rendezvous address and deadline
+    /// from `PIPES_CLUSTER_ADDR` and `PIPES_CLUSTER_TIMEOUT` (see the [module docs](self)).
+    pub fn from_env() -> Result<Self, ClusterError> {
+        Self::from_vars(|name| std::env::var(name).ok())
+    }
+
+    /// [`from_env`](Self::from_env), reading the variables through `var`.
+    pub fn from_vars(var: impl Fn(&str) -> Option<String>) -> Result<Self, ClusterError> {
+        let launch = Launch::from_vars(&var)?;
+        if launch.one_host == Some(false) && var(ADDR_VAR).is_none() {
+            return Err(ClusterError::NoAddress {
+                launcher: launch.launcher,
+            });
+        }
+        Ok(ClusterBuilder {
+            rank: Some(launch.rank),
+            size: Some(launch.size),
+            rendezvous: rendezvous_from_vars(&var)?,
+            timeout: timeout_from_vars(&var)?,
+            job: launch.job,
+            config: Config::default(),
+        })
+    }
+
+    /// This process's rank, below the size (required).
+    pub fn rank(mut self, rank: usize) -> Self {
+        self.rank = Some(rank);
+        self
+    }
+
+    /// How many ranks the cluster has (required).
+    pub fn size(mut self, size: usize) -> Self {
+        self.size = Some(size);
+        self
+    }
+
+    /// Rank 0's address: rank 0 listens there, the others dial it (default
+    /// `127.0.0.1:7710`).
+    pub fn rendezvous(mut self, addr: SocketAddr) -> Self {
+        self.rendezvous = addr;
+        self
+    }
+
+    /// How long each step of the rendezvous may take: the registrations, then the pairwise
+    /// connections (default 30 s).
+    pub fn timeout(mut self, timeout: Duration) -> Self {
+        self.timeout = timeout;
+        self
+    }
+
+    /// The job's id: a rank registering with another job's rank 0 fails the rendezvous with
+    /// [`ClusterError::JobMismatch`] (default none, which matches only none).
+    pub fn job(mut self, job: impl Into<String>) -> Self {
+        self.job = Some(job.into());
+        self
+    }
+
+    /// The settings of the connections between ranks.
+    pub fn config(mut self, config: Config) -> Self {
+        self.config = config;
+        self
+    }
+
+    /// Meets the other ranks and connects to each, with the driver on a thread of its own (a
+    /// current-thread tokio runtime), for programs that block. Fails within the timeout.
+    pub fn join(self) -> Result<Cluster, ClusterError> {
+        let (stop, stopped) = tokio::sync::oneshot::channel::<()>();
+        let (started, handle) = std::sync::mpsc::channel();
+        let thread = std::thread::Builder::new()
+            .name("pipes-cluster".into())
+            .spawn(move || {
+                let runtime = match tokio::runtime::Builder::new_current_thread()
+                    .enable_all()
+                    .build()
+                {
+                    Ok(runtime) => runtime,
+                    Err(error) => {
+                        let _ = started.send(Err(error));
+                        return;
+                    }
+                };
+                let _ = started.send(Ok(runtime.handle().clone()));
+                runtime.block_on(async move {
+                    let _ = stopped.await;
+                });
+            })?;
+        let handle = handle
+            .recv()
+            .map_err(|_| io::Error::other("the pipes-cluster thread died while starting"))??;
+        let driver = Driver {
+            stop: Some(stop),
+            _thread: thread,
+        };
+        match block_on(handle.spawn(self.join_async())) {
+            Ok(Ok(mut cluster)) => {
+                cluster.driver = Some(driver);
+                Ok(cluster)
+            }
+            Ok(Err(error)) => Err(error),
+            Err(_) => Err(io::Error::other("the pipes-cluster thread died").into()),
+        }
+    }
+
+    /// [`join`](Self::join) on the caller's tokio runtime (which must have its IO and time
+    /// drivers enabled): the connections' tasks run there.
+    pub async fn join_async(self) -> Result<Cluster, ClusterError> {
+        let (Some(rank), Some(size)) = (self.rank, self.size) else {
+            return Err(ClusterError::Rendezvous(
+                "the builder needs a rank and a size".into(),
+            ));
+        };
+        check_rank(rank, size)?;
+        let deadline = Instant::now() + self.timeout;
+        let me = Me {
+            rank,
+            size,
+            job: self.job,
+        };
+        let mut nodes = Vec::with_capacity(size);
+        let mut finishes = Vec::with_capacity(size);
+        for peer in 0..size {
+            if peer == rank {
+                nodes.push(None);
+                finishes.push(None);
+                continue;
+            }
+            let node = Node::builder().config(self.config).start_async().await?;
+            // Served before any rank can reach this one, so no finish is refused.
+            finishes.push((rank == 0).then(|| node.serve(FINISH, Role::Server)));
+            nodes.push(Some(node));
+        }
+        let (table, listener) = if rank == 0 {
+            (gather(&me, self.rendezvous, deadline).await?, None)
+        } else {
+            // Rank 0's deadline may come a little after this one's: wait for its verdict.
+            let verdict = deadline + self.timeout.min(VERDICT_GRACE);
+            let (table, listener) = register(&me, self.rendezvous, deadline, verdict).await?;
+            (table, Some(listener))
+        };
+        let deadline = Instant::now() + self.timeout;
+        let connections = link(&me, &table, listener, &nodes, deadline).await?;
+        let mut watched = Vec::new();
+        let peers = nodes
+            .into_iter()
+            .zip(connections)
+            .zip(finishes)
+            .map(|((node, connection), finish)| match (node, connection) {
+                (Some(node), Some(connection)) => {
+                    let node = Arc::new(Mutex::new(Some(node)));
+                    watched.push((Arc::downgrade(&node), connection.clone()));
+                    Some(Peer {
+                        node,
+                        connection,
+                        finish,
+                    })
+                }
+                _ => None,
+            })
+            .collect();
+        tokio::spawn(watch(watched));
+        Ok(Cluster {
+            rank,
+            size,
+            open_timeout: self.config.open_timeout,
+            runtime: tokio::runtime::Handle::current(),
+            peers,
+            driver: None,
+        })
+    }
+}
+
+/// The processes of one job, connected pairwise: one [`Connection`] to each other rank,
+/// carrying any number of sessions. See the [module docs](self) for how ranks meet.
+/// Dropping it closes every connection: every session on them ends with
+/// [`SessionError::ConnectionLost`](crate::SessionError::ConnectionLost).
+pub struct Cluster {
+    rank: usize,
+    size: usize,
+    open_timeout: Duration,
+    /// The runtime the connections run on.
+    runtime: tokio::runtime::Handle,
+    /// One per rank, `None` at this rank's index. Dropped before the driver.
+    peers: Vec<Option<Peer>>,
+    driver: Option<Driver>,
+}
+
+/// Another rank: a node of its own (so sessions it opens reach only acceptors served for it)
+/// and the connection.
+struct Peer {
+    /// Taken and dropped when the connection dies, so the rank's acceptors end.
+    node: Arc<Mutex<Option<Node>>>,
+    connection: Connection,
+    /// At rank 0: where the rank's [`Cluster::finish`] session arrives.
+    finish: Option<Acceptor>,
+}
+
+/// The blocking form's runtime thread: stopped (not joined) when the cluster is dropped.
+struct Driver {
+    stop: Option<tokio::sync::oneshot::Sender<()>>,
+    _thread: std::thread::JoinHandle<()>,
+}
+
+impl Drop for Driver {
+    fn drop(&mut self) {
+        if let Some(stop) = self.stop.take() {
+            let _ = stop.send(());
+        }
+    }
+}
+
+impl fmt::Debug for Cluster {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.debug_struct("Cluster")
+            .field("rank", &self.rank)
+            .field("size", &self.size)
+            .finish_non_exhaustive()
+    }
+}
+
+impl Cluster {
+    /// Joins the cluster the launcher started this process in: rank and size from its
+    /// variables, the rendezvous from `PIPES_CLUSTER_ADDR` (see the [module docs](self)).
+    /// Blocks until every rank is connected, or fails within `PIPES_CLUSTER_TIMEOUT`.
+    pub fn from_env() -> Result<Cluster, ClusterError> {
+        ClusterBuilder::from_env()?.join()
+    }
+
+    /// [`from_env`](Self::from_env) on the caller's tokio runtime.
+    pub async fn from_env_async() -> Result<Cluster, ClusterError> {
+        ClusterBuilder::from_env()?.join_async().await
+    }
+
+    /// How to start a cluster by hand.
+    pub fn builder() -> ClusterBuilder {
+        ClusterBuilder::default()
+    }
+
+    /// This process's rank.
+    pub fn rank(&self) -> usize {
+        self.rank
+    }
+
+    /// How many ranks the cluster has.
+    pub fn size(&self) -> usize {
+        self.size
+    }
+
+    fn peer(&self, rank: usize) -> &Peer {
+        match self.peers.get(rank) {
+            Some(Some(peer)) => peer,
+            Some(None) => panic!("rank {rank} is this process: it has no connection to itself"),
+            None => panic!("rank {rank} is not below the cluster's size {}", self.size),
+        }
+    }
+
+    /// The connection to `rank`.
+    ///
+    /// # Panics
+    ///
+    /// If `rank` is this process's rank, or not below the size.
+    pub fn connection(&self, rank: usize) -> &Connection {
+        &self.peer(rank).connection
+    }
+
+    /// Opens a session of `protocol` with `rank`, playing `role`; that rank accepts it from
+    /// [`serve`](Self::serve). A rank that does not serve the protocol yet is asked again
+    /// until the open timeout ([`Config::open_timeout`]), since ranks start together; the
+    /// other errors are [`Connection::open`]'s.
+    ///
+    /// # Panics
+    ///
+    /// If `rank` is this process's rank, or not below the size.
+    pub async fn open_async(
+        &self,
+        rank: usize,
+        protocol: Protocol,
+        role: Role,
+    ) -> Result<RawSession, ConnectError> {
+        let connection = self.connection(rank).clone();
+        let deadline = std::time::Instant::now() + self.open_timeout;
+        let mut pause = Duration::from_millis(1);
+        loop {
+            match connection.open_async(protocol, role).await {
+                Err(ConnectError::Refused(_)) if std::time::Instant::now() + pause < deadline => {
+                    // The timer is the runtime's: sleep there (a blocking caller has none).
+                    let _ = self
+                        .runtime
+                        .spawn(async move { tokio::time::sleep(pause).await })
+                        .await;
+                    pause = (pause * 2).min(Duration::from_millis(50));
+                }
+                other => return other,
+            }
+        }
+    }
+
+    /// [`open_async`](Self::open_async), blocking the thread. Not for async code.
+    ///
+    /// # Panics
+    ///
+    /// If `rank` is this process's rank, or not below the size.
+    pub fn open(
+        &self,
+        rank: usize,
+        protocol: Protocol,
+        role: Role,
+    ) -> Result<RawSession, ConnectError> {
+        block_on(self.open_async(rank, protocol, role))
+    }
+
+    /// Leaves the cluster once every rank has called `finish` (MPI's `MPI_Finalize`): so no
+    /// rank exits, dropping its connections, while a frame another rank sent it is still on
+    /// its way, or while its own last frames still wait to leave. Call it when this rank has
+    /// received everything it expects; dropping a cluster without it may lose the frames
+    /// queued last. Fails if a rank's connection is lost before that rank finishes.
+    pub async fn finish_async(mut self) -> Result<(), ClusterError> {
+        let lost = |rank: usize| move |error| ClusterError::Lost { rank, error };
+        if self.rank != 0 {
+            let session = self
+                .open_async(0, FINISH, Role::Client)
+                .await
+                .map_err(|error| ClusterError::Connect { rank: 0, error })?;
+            let mut session = session;
+            session.send_async(0, 0, &()).await.map_err(lost(0))?;
+            session.recv_async().await.map_err(lost(0))?;
+            session.close();
+            return Ok(());
+        }
+        let mut sessions = Vec::with_capacity(self.size);
+        for rank in 1..self.size {
+            let peer = self.peers[rank].as_mut().expect("a peer per other rank");
+            let acceptor = peer.finish.as_mut().expect("rank 0 serves finish");
+            let Some(mut session) = acceptor.accept_async().await else {
+                return Err(ClusterError::Lost {
+                    rank,
+                    error: crate::connection::closed_by_node(),
+                });
+            };
+            session.recv_async().await.map_err(lost(rank))?;
+            sessions.push(session);
+        }
+        for (rank, session) in (1..).zip(&sessions) {
+            session.send_async(1, 0, &()).await.map_err(lost(rank))?;
+        }
+        // Each rank ends its session once it has the release (or exits, which loses the
+        // connection): then nothing more is owed to it.
+        for mut session in sessions {
+            let _ = session.recv_async().await;
+        }
+        Ok(())
+    }
+
+    /// [`finish_async`](Self::finish_async), blocking the thread. Not for async code.
+    pub fn finish(self) -> Result<(), ClusterError> {
+        block_on(self.finish_async())
+    }
+
+    /// Serves `protocol` in `role` to `rank`: the sessions that rank opens with it arrive at
+    /// the returned [`Acceptor`] (each rank's apart). Serving it again for the same rank
+    /// replaces the acceptor. Once the connection to that rank is lost, its acceptors end
+    /// (`accept` returns `None`) within a few tens of milliseconds.
+    ///
+    /// # Panics
+    ///
+    /// If `rank` is this process's rank, or not below the size.
+    pub fn serve(&self, rank: usize, protocol: Protocol, role: Role) -> Acceptor {
+        match lock(&self.peer(rank).node).as_ref() {
+            Some(node) => node.serve(protocol, role),
+            // The connection died: an acceptor that has ended.
+            None => Acceptor {
+                sessions: tokio::sync::mpsc::unbounded_channel().1,
+                protocol: protocol.name,
+            },
+        }
+    }
+}
+
+/// The protocol of [`Cluster::finish`], from a rank's side: in state 0 it sends `Done`, in
+/// state 1 rank 0 answers `Release`, and the rank ends the session.
+const FINISH: Protocol = Protocol::bounded(
+    "pipes-cluster-finish",
+    b"pipes-cluster-finish: 0 send Done -> 1; 1 recv Release -> end",
+);
+
+/// How often a peer's watcher looks at its connection.
+const WATCH_EVERY: Duration = Duration::from_millis(50);
+
+/// A rank's node, as the watcher holds it (the cluster owns it), and its connection.
+type Watched = (std::sync::Weak<Mutex<Option<Node>>>, Connection);
+
+/// Watches the connections to the other ranks: once one dies, drops that rank's node, so its
+/// acceptors end (`accept` returns `None`) instead of waiting for a rank that is gone. One task
+/// for all of them; ends with the cluster.
+async fn watch(mut watched: Vec<Watched>) {
+    while !watched.is_empty() {
+        tokio::time::sleep(WATCH_EVERY).await;
+        watched.retain(|(node, connection)| {
+            let Some(node) = node.upgrade() else {
+                return false;
+            };
+            if connection.failure().is_some() {
+                drop(lock(&node).take());
+                return false;
+            }
+            true
+        });
+    }
+}
