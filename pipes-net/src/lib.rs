@@ -60,10 +60,26 @@ mod connection;
 mod error;
 pub mod frame;
 mod node;
+mod pump;
 mod session;
+mod wire;
 
 pub use connection::Origin;
 pub use error::{ConnectError, SessionError};
 pub use frame::{AbortCode, Role};
 pub use node::{Builder, Config, Connection, Node, Protocol};
 pub use session::{Acceptor, RawMessage, RawSession};
+pub use wire::{Incoming, WireProtocol};
+
+/// What the code `proto!` generates for `#[wire]` protocols uses. Not a public API: it changes
+/// with the code generator.
+#[doc(hidden)]
+pub mod __private {
+    pub use crate::node::Protocol;
+    pub use crate::pump::{
+        Codec, Field, Pump, PumpState, PumpTask, Put, WirePayload, codec, field, idle, pump,
+    };
+    pub use crate::session::RawSession;
+    pub use crate::wire::WireProtocol;
+    pub use core::option::Option::{self, None, Some};
+}
