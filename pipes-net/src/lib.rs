@@ -77,7 +77,7 @@ pub use wire::{Incoming, WireProtocol};
 pub mod __private {
     pub use crate::node::Protocol;
     pub use crate::pump::{
-        Codec, Field, Pump, PumpState, PumpTask, Put, WirePayload, codec, field, idle, pump,
+        Field, Payload, Pump, PumpState, PumpTask, Put, WirePayload, idle, payload, pump,
     };
     pub use crate::session::RawSession;
     pub use crate::wire::WireProtocol;

@@ -20,9 +20,10 @@
 //! dropped. [`run`] steps until then, and drops the local endpoint with the last state, so the
 //! user's endpoint sees its peer gone instead of waiting forever.
 //!
-//! Payloads reach serde only through [`field`] and [`codec`], which check that a payload type
-//! is a [`WirePayload`]: generated code calls them with the payload's type spanned at the
-//! user's token, so a payload that cannot cross the wire is one error there, in protocol words.
+//! Payloads reach serde only through [`payload`], which checks that a payload type is a
+//! [`WirePayload`]: generated code calls it (through a check of its own that names the
+//! protocol) with the payload's type spanned at the user's token, so a payload that cannot
+//! cross the wire is an error there, in protocol words.
 
 use std::future::Future;
 use std::pin::Pin;
@@ -33,54 +34,89 @@ use serde::de::DeserializeOwned;
 
 use crate::session::RawSession;
 
-/// A payload type of a `#[wire]` protocol whose marker (a hidden type named after the
-/// protocol) is `P`: what every payload of a wire protocol must be.
+/// What every payload of a `#[wire]` protocol must be: serialized and deserialized by serde
+/// (with postcard), and moved to the pump's task. Each protocol's generated code states it
+/// again in a trait of its own, whose error message names the protocol; this one's is the
+/// fallback.
 #[diagnostic::on_unimplemented(
-    message = "`{Self}` cannot cross the wire: every payload of the #[wire] protocol `{P}` must be Serialize + DeserializeOwned + Send + 'static",
-    label = "a payload of the #[wire] protocol `{P}`",
+    message = "`{Self}` cannot cross the wire: every payload of a #[wire] protocol must be Serialize + DeserializeOwned + Send + 'static",
+    label = "a payload of a #[wire] protocol",
     note = "an endpoint (of a protocol, a stream or a oneshot) cannot cross the wire: open a second session of its protocol instead"
 )]
-pub trait WirePayload<P> {}
-
-impl<T: Serialize + DeserializeOwned + Send + 'static, P> WirePayload<P> for T {}
-
-/// A pump's task: what a protocol's `WireProtocol` impl returns for the node to spawn.
-pub type PumpTask = Pin<Box<dyn Future<Output = ()> + Send + 'static>>;
-
-/// One payload to forward, serialized by [`Pump::encode`].
-pub struct Field<'a>(&'a dyn Put);
-
-/// Serializes a payload with postcard into a frame. Implemented for every `Serialize` type;
-/// only [`field`] makes a [`Field`] of one.
-pub trait Put {
-    /// Appends the value to `out`.
+pub trait WirePayload: Send + Sized + 'static {
+    /// Appends the value to `out`, in postcard.
     fn put(&self, out: &mut BytesMut) -> Result<(), String>;
+    /// Decodes a value from the front of `bytes`, returning the rest.
+    fn take(bytes: &[u8]) -> postcard::Result<(Self, &[u8])>;
 }
 
-impl<T: Serialize> Put for T {
+impl<T: Serialize + DeserializeOwned + Send + 'static> WirePayload for T {
     fn put(&self, out: &mut BytesMut) -> Result<(), String> {
         postcard::to_extend(self, crate::frame::ExtendBytes(out))
             .map(drop)
             .map_err(|error| error.to_string())
     }
-}
 
-/// A payload of protocol `P` to forward: the check that its type can cross the wire.
-#[inline]
-pub fn field<P, T: WirePayload<P> + Serialize>(value: &T) -> Field<'_> {
-    Field(value)
-}
-
-/// How to decode one payload type: made by [`codec`], used by [`Pump::take`].
-pub struct Codec<T>(fn(&[u8]) -> postcard::Result<(T, &[u8])>);
-
-/// The decoder of a payload type of protocol `P`: the check that it can cross the wire.
-#[inline]
-pub fn codec<P, T: WirePayload<P> + DeserializeOwned>() -> Codec<T> {
-    fn take<T: DeserializeOwned>(bytes: &[u8]) -> postcard::Result<(T, &[u8])> {
+    fn take(bytes: &[u8]) -> postcard::Result<(Self, &[u8])> {
         postcard::take_from_bytes(bytes)
     }
-    Codec(take::<T>)
+}
+
+/// A pump's task: what a protocol's `WireProtocol` impl returns for the node to spawn.
+pub type PumpTask = Pin<Box<dyn Future<Output = ()> + Send + 'static>>;
+
+/// How one payload type crosses the wire: made by [`payload`] (where its type is checked),
+/// used to forward ([`Payload::field`]) and to decode ([`Pump::take`]) with no bound of its
+/// own, so a type that cannot cross the wire is one error, at the check.
+pub struct Payload<T> {
+    put: fn(&T, &mut BytesMut) -> Result<(), String>,
+    take: fn(&[u8]) -> postcard::Result<(T, &[u8])>,
+}
+
+impl<T> Clone for Payload<T> {
+    fn clone(&self) -> Self {
+        *self
+    }
+}
+
+impl<T> Copy for Payload<T> {}
+
+/// How a payload type crosses the wire: the check that it can.
+#[inline]
+pub fn payload<T: WirePayload>() -> Payload<T> {
+    Payload {
+        put: T::put,
+        take: T::take,
+    }
+}
+
+impl<T> Payload<T> {
+    /// `value`, to forward with [`Pump::encode`].
+    #[inline]
+    pub fn field(self, value: &T) -> Field<'_, T> {
+        Field {
+            value,
+            put: self.put,
+        }
+    }
+}
+
+/// One payload to forward: what [`Pump::encode`] serializes.
+pub struct Field<'a, T> {
+    value: &'a T,
+    put: fn(&T, &mut BytesMut) -> Result<(), String>,
+}
+
+/// A [`Field`] of any type, for the list of a message's payloads.
+pub trait Put {
+    /// Appends the payload to `out`.
+    fn put(&self, out: &mut BytesMut) -> Result<(), String>;
+}
+
+impl<T> Put for Field<'_, T> {
+    fn put(&self, out: &mut BytesMut) -> Result<(), String> {
+        (self.put)(self.value, out)
+    }
 }
 
 /// A protocol's generated pump: its local endpoint in one state.
@@ -179,10 +215,10 @@ impl Pump {
     /// order). `None` if the session is over, or a payload does not serialize (then the
     /// session is aborted: the user's message is lost, and the user's endpoint sees its peer
     /// gone).
-    pub fn encode(&mut self, state: u32, msg: u32, payloads: &[Field<'_>]) -> Option<Bytes> {
+    pub fn encode(&mut self, state: u32, msg: u32, payloads: &[&dyn Put]) -> Option<Bytes> {
         let session = self.session.as_ref()?;
         let encoded = session.encode_with(state, msg, |out| {
-            payloads.iter().try_for_each(|field| field.0.put(out))
+            payloads.iter().try_for_each(|field| field.put(out))
         });
         match encoded {
             Ok(frame) => Some(frame),
@@ -243,8 +279,8 @@ impl Pump {
 
     /// The next payload of the message [`remote`](Self::remote) received, decoded as a `T`.
     /// A payload that does not decode is a violation.
-    pub fn take<T>(&mut self, codec: Codec<T>) -> Option<T> {
-        match (codec.0)(&self.payload) {
+    pub fn take<T>(&mut self, payload: Payload<T>) -> Option<T> {
+        match (payload.take)(&self.payload) {
             Ok((value, rest)) => {
                 self.payload = self.payload.slice(self.payload.len() - rest.len()..);
                 Some(value)

@@ -141,7 +141,7 @@ fn wire(file: &File, protocol: &Protocol, errors: &mut Vec<Diagnostic>) {
                     "generic parameters of a #[wire] protocol",
                 )
                 .with_help(
-                    "both ends of a remote session must agree on every payload type when they                      are compiled (the handshake compares a fingerprint of them): write the                      types out, or leave out #[wire]",
+                    "both ends of a remote session must agree on every payload type when they are compiled (the handshake compares a fingerprint of them): write the types out, or leave out #[wire]",
                 ),
             );
         }
@@ -156,7 +156,7 @@ fn wire(file: &File, protocol: &Protocol, errors: &mut Vec<Diagnostic>) {
                     "reserved name",
                 )
                 .with_help(format!(
-                    "the generated module holds `{name}::Wire`, the protocol as remote sessions                      name it; rename the state"
+                    "the generated module holds `{name}::Wire`, the protocol as remote sessions name it; rename the state"
                 )),
             );
         }
@@ -172,14 +172,14 @@ fn wire(file: &File, protocol: &Protocol, errors: &mut Vec<Diagnostic>) {
                     errors.push(
                         Diagnostic::error(
                             format!(
-                                "the #[wire] protocol `{name}` cannot send an endpoint: message                                  `{}` carries the {state} endpoint of `{other}`",
+                                "the #[wire] protocol `{name}` cannot send an endpoint: message `{}` carries the {state} endpoint of `{other}`",
                                 message.name.unraw()
                             ),
                             payload.span.clone(),
                             format!("an endpoint of `{other}`"),
                         )
                         .with_help(format!(
-                            "an endpoint cannot cross the wire: open a second session of                              `{other}` (mark it #[wire] and open it with `node.client::<{other}::Wire>(addr)`)                              instead of sending its endpoint"
+                            "an endpoint cannot cross the wire: open a second session of `{other}` (mark it #[wire] and open it with `node.client::<{other}::Wire>(addr)`) instead of sending its endpoint"
                         )),
                     );
                 }

@@ -4,12 +4,13 @@
 //! and lives in `pipes_net::__private` (reached as `<runtime>::net`): generated here is only
 //! what is specific to the protocol, one match arm per message and side.
 //!
-//! Payload types reach serde only through `__net::field::<P, T>` (forwarding) and
-//! `__net::codec::<P, T>` (decoding), with `T` spanned at the user's token, so a payload that
-//! cannot cross the wire is an error at that payload, worded by the `WirePayload` trait.
+//! Payload types reach serde only through the module's `__payload::<T>()` (for forwarding and
+//! decoding alike), with `T` spanned at the user's token, so a payload that cannot cross the
+//! wire is an error at that payload, worded by the module's `__WirePayload` trait, which names
+//! the protocol. (One call site shape for both, so rustc reports the error once.)
 
-use proc_macro2::{Ident, Literal, Span, TokenStream};
-use quote::{format_ident, quote};
+use proc_macro2::{Ident, Literal, TokenStream};
+use quote::{format_ident, quote, quote_spanned};
 
 use super::{Gen, Side};
 use crate::ast::{Message, Next, State};
@@ -24,7 +25,13 @@ impl Gen<'_> {
         // Spanned at `#[wire]`: without the `net` feature, the error is there.
         let net = Ident::new("net", self.span(wire_span));
         let name = self.protocol.name.unraw();
-        let marker = Ident::new(name, Span::call_site());
+        let message = format!(
+            "`{{Self}}` cannot cross the wire: every payload of the #[wire] protocol `{name}` \
+             must be Serialize + DeserializeOwned + Send + 'static"
+        );
+        let label = format!("a payload of the #[wire] protocol `{name}`");
+        let note = "an endpoint (of a protocol, a stream or a oneshot) cannot cross the wire: \
+                    open a second session of its protocol instead";
         let fingerprint = crate::fingerprint::fingerprint(self.protocol)
             .into_iter()
             .map(Literal::u8_unsuffixed);
@@ -60,18 +67,30 @@ impl Gen<'_> {
             start = start.name.unraw()
         );
         let pumps = [Side::Client, Side::Server].map(|side| self.pump(side));
+        // Spanned at `#[wire]`, so the notes of a payload's error point there.
+        let check = quote_spanned! {self.span(wire_span)=>
+            #[doc = " Every payload of the protocol: what can cross the wire, with an error that names the protocol."]
+            #[doc(hidden)]
+            #[diagnostic::on_unimplemented(message = #message, label = #label, note = #note)]
+            pub trait __WirePayload: __net::WirePayload {}
+
+            impl<T: __net::WirePayload> __WirePayload for T {}
+
+            #[doc = " How a payload type crosses the wire: the check, at the payload's type, that it can."]
+            #[doc(hidden)]
+            #[inline]
+            pub fn __payload<T: __WirePayload>() -> __net::Payload<T> {
+                __net::payload::<T>()
+            }
+
+        };
         quote! {
             use #runtime::#net::__private as __net;
 
             #[doc = #doc]
             pub enum Wire {}
 
-            #[doc(hidden)]
-            pub mod __wire {
-                /// Names the protocol in the errors about its payloads.
-                #[allow(non_camel_case_types)]
-                pub enum #marker {}
-            }
+            #check
 
             impl __net::WireProtocol for Wire {
                 const PROTOCOL: __net::Protocol = __net::Protocol {
@@ -147,12 +166,6 @@ impl Gen<'_> {
         }
     }
 
-    /// The protocol's hidden name type, `__wire::<name>`, which payload checks mention.
-    fn wire_marker(&self) -> TokenStream {
-        let marker = Ident::new(self.protocol.name.unraw(), Span::call_site());
-        quote!(__wire::#marker)
-    }
-
     /// What a step returns after moving `message`: the pump in the next state, built from the
     /// endpoint `next`, or `None` when the protocol ends there.
     fn pump_next(&self, message: &Message, next: TokenStream) -> TokenStream {
@@ -167,7 +180,6 @@ impl Gen<'_> {
 
     /// The user's side sends in `state`: receive from the local endpoint, forward.
     fn to_wire(&self, index: u32, state: &State) -> TokenStream {
-        let marker = self.wire_marker();
         let name = self.state_ident(state);
         let arms = state.messages.iter().enumerate().map(|(m, message)| {
             let m = m as u32;
@@ -177,7 +189,7 @@ impl Gen<'_> {
             let fields = vars
                 .iter()
                 .zip(self.payload_types(message))
-                .map(|(var, ty)| quote!(__net::field::<#marker, #ty>(&#var)));
+                .map(|(var, ty)| quote!(&__payload::<#ty>().field(&#var)));
             let next = match &message.next {
                 Next::End { .. } => None,
                 Next::State { name, .. } if self.state(name).messages.is_empty() => Some(quote!(_)),
@@ -209,7 +221,6 @@ impl Gen<'_> {
 
     /// The remote side sends in `state`: receive from the wire, check, decode, send locally.
     fn from_wire(&self, index: u32, state: &State) -> TokenStream {
-        let marker = self.wire_marker();
         let count = state.messages.len() as u32;
         let arms = state.messages.iter().enumerate().map(|(m, message)| {
             let m = m as u32;
@@ -218,7 +229,7 @@ impl Gen<'_> {
             let takes = vars
                 .iter()
                 .zip(self.payload_types(message))
-                .map(|(var, ty)| quote!(let #var = pump.take(__net::codec::<#marker, #ty>())?;));
+                .map(|(var, ty)| quote!(let #var = pump.take(__payload::<#ty>())?;));
             let after = self.pump_next(message, quote!(next));
             let next = match &message.next {
                 Next::State { name, .. } if !self.state(name).messages.is_empty() => quote!(next),
