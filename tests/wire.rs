@@ -197,7 +197,7 @@ fn a_million_numbers_arrive_in_order_over_loopback_tcp() {
     watchdog(120, || {
         let (server_node, addr) = listening();
         let mut incoming = server_node.incoming::<numbers::Wire>();
-        assert!(<numbers::Wire as WireProtocol>::PROTOCOL.unbounded);
+        const { assert!(<numbers::Wire as WireProtocol>::PROTOCOL.unbounded) };
         let server = std::thread::spawn(move || {
             let mut stream = incoming.accept().unwrap();
             let (mut count, mut sum) = (0u64, 0u64);

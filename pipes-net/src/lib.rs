@@ -1,10 +1,11 @@
 //! Remote sessions for pipes: the transport layer (DESIGN section 6), reached as `pipes::net`
 //! with the root crate's `net` feature.
 //!
-//! A protocol's sessions will cross processes and machines through a *pump*: it holds the
+//! A protocol's sessions cross processes and machines through a *pump*: it holds the
 //! dual local endpoint of the one the user gets and moves each message between it and the
 //! wire, so users keep the endpoint types, `select!`, port sets and timeouts of one process.
-//! This crate is what the pump sits on, and knows nothing of any protocol's types:
+//! This crate is what the pump sits on, and knows nothing of any protocol's types (generated
+//! code brings them):
 //!
 //! - [`Node`]: listens and accepts, dials, keeps one [`Connection`] per peer carrying many
 //!   sessions, and runs its driver on its own thread ([`Builder::start`]) or on the caller's
@@ -46,13 +47,19 @@
 //! # Ok::<(), Box<dyn std::error::Error>>(())
 //! ```
 //!
+//! ## Typed sessions
+//!
+//! A protocol marked `#[wire]` in `pipes::proto!` implements [`WireProtocol`] through its
+//! generated `Wire` type, and [`Node::client`], [`Connection::client`] and [`Node::incoming`]
+//! hand out its endpoints (the very types `init()` does) with a pump on the node's runtime
+//! behind them, over a `RawSession` as its module docs describe. `examples/remote_bank.rs` in
+//! the `pipes` crate runs one across two processes.
+//!
 //! ## What is next
 //!
-//! This is the first slice of remote sessions. Still to come: `#[wire]` in the protocol
-//! compiler (the fingerprint, a per-state encoder and decoder, the payload bound checks) and
-//! the generated pump over [`RawSession`]; the cause of a remote failure in `RecvError`;
-//! chunking of large payloads, so one session cannot stall the others; `Cluster::from_env()`
-//! for MPI launchers; benchmarks against plain tokio TCP with postcard.
+//! The cause of a remote failure in `RecvError`; chunking of large payloads, so one session
+//! cannot stall the others; `Cluster::from_env()` for MPI launchers; benchmarks against plain
+//! tokio TCP with postcard.
 
 mod block;
 mod codec;

@@ -69,9 +69,15 @@ pub type PumpTask = Pin<Box<dyn Future<Output = ()> + Send + 'static>>;
 /// used to forward ([`Payload::field`]) and to decode ([`Pump::take`]) with no bound of its
 /// own, so a type that cannot cross the wire is one error, at the check.
 pub struct Payload<T> {
-    put: fn(&T, &mut BytesMut) -> Result<(), String>,
-    take: fn(&[u8]) -> postcard::Result<(T, &[u8])>,
+    put: PutFn<T>,
+    take: TakeFn<T>,
 }
+
+/// Appends a payload to a frame.
+type PutFn<T> = fn(&T, &mut BytesMut) -> Result<(), String>;
+
+/// Decodes a payload from the front of the bytes, returning the rest.
+type TakeFn<T> = fn(&[u8]) -> postcard::Result<(T, &[u8])>;
 
 impl<T> Clone for Payload<T> {
     fn clone(&self) -> Self {
@@ -104,7 +110,7 @@ impl<T> Payload<T> {
 /// One payload to forward: what [`Pump::encode`] serializes.
 pub struct Field<'a, T> {
     value: &'a T,
-    put: fn(&T, &mut BytesMut) -> Result<(), String>,
+    put: PutFn<T>,
 }
 
 /// A [`Field`] of any type, for the list of a message's payloads.

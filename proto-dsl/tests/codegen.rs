@@ -154,6 +154,9 @@ fn wire_items() {
         .find("    use ::pipes::net::__private as __net;")
         .expect("the wire items");
     // The attribute is the compiler's: it does not reach rustc.
-    assert!(!text.contains("# [wire]") && !text.contains("#[wire]\n"), "{text}");
+    assert!(
+        !text.contains("# [wire]") && !text.contains("#[wire]\n"),
+        "{text}"
+    );
     insta::assert_snapshot!("expand__wire_items", &text[start..]);
 }

@@ -142,9 +142,9 @@ impl Gen<'_> {
             let name = self.state_ident(state);
             let index = index as u32;
             let body = if side.sends_in(state) {
-                self.from_wire(index, state)
+                self.off_the_wire(index, state)
             } else {
-                self.to_wire(index, state)
+                self.onto_the_wire(index, state)
             };
             quote!(Self::#name(endpoint) => #body,)
         });
@@ -179,7 +179,7 @@ impl Gen<'_> {
     }
 
     /// The user's side sends in `state`: receive from the local endpoint, forward.
-    fn to_wire(&self, index: u32, state: &State) -> TokenStream {
+    fn onto_the_wire(&self, index: u32, state: &State) -> TokenStream {
         let name = self.state_ident(state);
         let arms = state.messages.iter().enumerate().map(|(m, message)| {
             let m = m as u32;
@@ -220,7 +220,7 @@ impl Gen<'_> {
     }
 
     /// The remote side sends in `state`: receive from the wire, check, decode, send locally.
-    fn from_wire(&self, index: u32, state: &State) -> TokenStream {
+    fn off_the_wire(&self, index: u32, state: &State) -> TokenStream {
         let count = state.messages.len() as u32;
         let arms = state.messages.iter().enumerate().map(|(m, message)| {
             let m = m as u32;
