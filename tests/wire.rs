@@ -583,3 +583,30 @@ fn a_bank_process_killed_mid_session_fails_the_customers_receive() {
         }
     });
 }
+
+#[test]
+fn build_rs_generation_computes_the_macros_fingerprint() {
+    // `bank` as a `*.pipes` file would have it, spaced and commented otherwise: build.rs
+    // generation (proc_macro2's own tokens) and `proto!` (the compiler's) must agree, or a
+    // program built one way could not talk to one built the other.
+    let file = "/// Online banking.\n#[wire]\npub bank {\n  Login: send { Login( String,String ) -> LoginResponse }\n  \
+                LoginResponse: recv { LoggedIn -> Connected, Invalid -> Login }\n  \
+                // the account\n  Connected: send { Deposit(u64) -> Connected, Withdrawal(u64) -> WithdrawalResponse, Logout -> ! }\n  \
+                WithdrawalResponse: recv { Money(u64) -> Connected, InsufficientFunds -> Connected }\n}\n";
+    let parsed = proto_dsl::parse(file).unwrap();
+    let fingerprint = proto_dsl::fingerprint::fingerprint(&parsed.protocols[0]);
+    assert_eq!(
+        <bank::Wire as WireProtocol>::PROTOCOL.fingerprint,
+        &fingerprint[..]
+    );
+    // And what build.rs writes opens sessions through `pipes::net`.
+    let expanded = proto_dsl::Config::new().expand("bank.pipes", file).unwrap();
+    assert!(
+        expanded.contains("use ::pipes::net::__private as __net;"),
+        "{expanded}"
+    );
+    assert!(
+        expanded.contains("impl __net::WireProtocol for Wire"),
+        "{expanded}"
+    );
+}
