@@ -610,3 +610,13 @@ fn build_rs_generation_computes_the_macros_fingerprint() {
         "{expanded}"
     );
 }
+
+#[test]
+fn remote_endpoints_and_incoming_cross_threads() {
+    fn send<T: Send>() {}
+    fn send_sync<T: Send + Sync>() {}
+    // What a remote session hands out is what `init()` does: `Send` when the payloads are.
+    send::<<bank::Wire as WireProtocol>::Client>();
+    send::<<bank::Wire as WireProtocol>::Server>();
+    send_sync::<pipes::net::Incoming<bank::Wire>>();
+}
