@@ -620,3 +620,125 @@ fn remote_endpoints_and_incoming_cross_threads() {
     send::<<bank::Wire as WireProtocol>::Server>();
     send_sync::<pipes::net::Incoming<bank::Wire>>();
 }
+
+#[tokio::test]
+async fn both_ends_async_on_one_current_thread_runtime() {
+    // Users, pumps and both nodes' drivers all on one thread: nothing may block it.
+    let (_client_node, conn, server_node, _) = pair(quick()).await;
+    let mut incoming = server_node.incoming::<numbers::Wire>();
+    let server = async {
+        let mut stream = within(5, incoming.accept_async()).await.unwrap();
+        let mut count = 0;
+        loop {
+            match within(5, stream.recv_async()).await.unwrap() {
+                numbers::Stream::Number(n, next) => {
+                    assert_eq!(n, count);
+                    count += 1;
+                    stream = next;
+                }
+                numbers::Stream::End(tally) => {
+                    tally.count(count, 0).unwrap();
+                    return count;
+                }
+            }
+        }
+    };
+    let client = async {
+        let mut stream = conn.client_async::<numbers::Wire>().await.unwrap();
+        for n in 0..10_000 {
+            stream = stream.number(n).unwrap();
+            if n % 1000 == 0 {
+                // Let the pumps run now and then (sends never wait).
+                tokio::task::yield_now().await;
+            }
+        }
+        let numbers::Tally::Count(count, _) =
+            within(5, stream.end().unwrap().recv_async()).await.unwrap();
+        count
+    };
+    let (served, counted) = tokio::join!(server, client);
+    assert_eq!((served, counted), (10_000, 10_000));
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_connection_cut_mid_stream_fails_both_users_without_a_hang() {
+    use common::{Fault, Faulty, pair_over};
+    let (a, b) = tokio::io::duplex(64 << 10);
+    let (b, armed) = Faulty::new(b, Fault::Close(5_000));
+    let (_client_node, conn, server_node, _) = pair_over(quick(), a, b).await;
+    let mut incoming = server_node.incoming::<numbers::Wire>();
+    let client = tokio::task::spawn_blocking(move || {
+        let mut stream = conn.client::<numbers::Wire>().unwrap();
+        // Until a send fails: the pump let go of its endpoint after the connection died.
+        for n in 0.. {
+            match stream.number(n) {
+                Ok(next) => stream = next,
+                Err(pipes::SendError(_)) => return n,
+            }
+            if n % 1000 == 999 {
+                std::thread::sleep(Duration::from_millis(1));
+            }
+        }
+        unreachable!()
+    });
+    let mut stream = within(5, incoming.accept_async()).await.unwrap();
+    armed.store(true, std::sync::atomic::Ordering::Release);
+    let received = within(10, async {
+        let mut received = 0u64;
+        loop {
+            match stream.recv_async().await {
+                Ok(numbers::Stream::Number(n, next)) => {
+                    assert_eq!(n, received, "out of order");
+                    received += 1;
+                    stream = next;
+                }
+                Ok(numbers::Stream::End(_)) => panic!("the client never ends"),
+                // The bank's side sees its peer gone.
+                Err(_) => return received,
+            }
+        }
+    })
+    .await;
+    let sent = within(10, client).await.unwrap();
+    assert!(received <= sent, "{received} received of {sent} sent");
+}
+
+/// A payload whose serialization fails (serde allows it).
+#[derive(Debug)]
+pub struct Unwritable;
+
+impl serde::Serialize for Unwritable {
+    fn serialize<S: serde::Serializer>(&self, _: S) -> Result<S::Ok, S::Error> {
+        Err(serde::ser::Error::custom("this value cannot be written"))
+    }
+}
+
+impl<'de> serde::Deserialize<'de> for Unwritable {
+    fn deserialize<D: serde::Deserializer<'de>>(deserializer: D) -> Result<Self, D::Error> {
+        <()>::deserialize(deserializer).map(|()| Unwritable)
+    }
+}
+
+pipes::proto! {
+    /// A message whose payload cannot be written.
+    #[wire]
+    pub letters {
+        Start: send { Post(Unwritable) -> Start, Done -> ! }
+    }
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_payload_that_does_not_serialize_aborts_the_session() {
+    let (_client_node, conn, server_node, _) = pair(quick()).await;
+    let mut acceptor = server_node.serve(<letters::Wire as WireProtocol>::PROTOCOL, Role::Server);
+    let (start, raw) = tokio::join!(
+        async { conn.client_async::<letters::Wire>().await.unwrap() },
+        async { acceptor.accept_async().await.unwrap() }
+    );
+    let mut raw = raw;
+    let _ = start.post(Unwritable).unwrap();
+    match within(5, raw.recv_async()).await {
+        Err(SessionError::Aborted(why)) => assert!(why.contains("could not be sent"), "{why}"),
+        other => panic!("expected an abort, got {other:?}"),
+    }
+}
