@@ -169,6 +169,11 @@ fn wire(file: &File, protocol: &Protocol, errors: &mut Vec<Diagnostic>) {
                     .iter()
                     .find_map(|path| endpoint_of(file, protocol, path))
                 {
+                    let is_wire = file
+                        .protocols
+                        .iter()
+                        .any(|p| p.name.unraw() == other && p.wire.is_some());
+                    let mark = if is_wire { "" } else { "mark it #[wire] and " };
                     errors.push(
                         Diagnostic::error(
                             format!(
@@ -179,7 +184,7 @@ fn wire(file: &File, protocol: &Protocol, errors: &mut Vec<Diagnostic>) {
                             format!("an endpoint of `{other}`"),
                         )
                         .with_help(format!(
-                            "an endpoint cannot cross the wire: open a second session of `{other}` (mark it #[wire] and open it with `node.client::<{other}::Wire>(addr)`) instead of sending its endpoint"
+                            "an endpoint cannot cross the wire: open a second session of `{other}` ({mark}open it with `node.client::<{other}::Wire>(addr)`) instead of sending its endpoint"
                         )),
                     );
                 }
