@@ -10,5 +10,7 @@ fn ui() {
     if cfg!(feature = "net") {
         cases.compile_fail("tests/ui/wire/*.rs");
         cases.pass("tests/ui/wire_pass/*.rs");
+    } else {
+        cases.compile_fail("tests/ui/wire_without_net/*.rs");
     }
 }
