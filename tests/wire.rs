@@ -742,3 +742,45 @@ async fn a_payload_that_does_not_serialize_aborts_the_session() {
         other => panic!("expected an abort, got {other:?}"),
     }
 }
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn twenty_sessions_at_once_on_one_connection_each_keep_their_own_state() {
+    let (_client_node, conn, server_node, _) = pair(quick()).await;
+    let mut incoming = server_node.incoming::<bank::Wire>();
+    let bank = tokio::spawn(async move {
+        let mut served = Vec::new();
+        for _ in 0..20 {
+            let login = within(5, incoming.accept_async()).await.unwrap();
+            served.push(tokio::task::spawn_blocking(move || serve_bank(login)));
+        }
+        for session in served {
+            within(10, session).await.unwrap();
+        }
+    });
+    let customers: Vec<_> = (0..20)
+        .map(|_| {
+            let conn = conn.clone();
+            tokio::spawn(async move {
+                let login = conn.client_async::<bank::Wire>().await.unwrap();
+                tokio::task::spawn_blocking(move || use_bank(login))
+                    .await
+                    .unwrap()
+            })
+        })
+        .collect();
+    for customer in customers {
+        assert_eq!(
+            within(10, customer).await.unwrap(),
+            [Some(30), None, Some(70)]
+        );
+    }
+    within(10, bank).await.unwrap();
+}
+
+#[tokio::test]
+async fn incoming_ends_when_its_node_shuts_down() {
+    let (_client_node, _conn, server_node, _) = pair(quick()).await;
+    let mut incoming = server_node.incoming::<bank::Wire>();
+    drop(server_node);
+    assert!(within(5, incoming.accept_async()).await.is_none());
+}
