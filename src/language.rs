@@ -240,7 +240,8 @@
 //! Items without docs of their own get docs written by the compiler, so a crate with
 //! `#![deny(missing_docs)]` accepts every protocol.
 //!
-//! One attribute is the compiler's own and is not passed on: `#[allow(unreachable_states)]`.
+//! Two attributes are the compiler's own and are not passed on: `#[allow(unreachable_states)]`,
+//! and `#[wire]` (below).
 //! Every state must be reachable from the start state, or the compiler reports it; this
 //! attribute, on the state or on the whole protocol, allows it. Other lints may share the
 //! attribute (`#[allow(unreachable_states, dead_code)]`): those are passed on.
@@ -271,6 +272,43 @@
 //! server.opened().unwrap();
 //! assert!(matches!(opening.recv(), Ok(door::Opening::Opened)));
 //! ```
+//!
+//! # Remote sessions: `#[wire]`
+//!
+//! The other attribute the compiler keeps for itself is `#[wire]`, on a protocol: its sessions
+//! can then cross processes and machines through `pipes::net` (the `net` feature). The
+//! generated module gains a `Wire` type that names the protocol there, and each side of a
+//! remote session holds the very endpoint types `init()` hands out, so `select!`, port sets,
+//! timeouts and `recv_async` work on remote sessions unchanged:
+//!
+//! ```ignore
+//! pipes::proto! {
+//!     #[wire]
+//!     pub bank { Login: send { Login(String, String) -> LoginResponse } /* .. */ }
+//! }
+//!
+//! // The bank: each session a peer opens arrives as a `bank::server::Login`.
+//! for login in node.incoming::<bank::Wire>() { /* serve it */ }
+//! // A customer: a `bank::client::Login` whose peer is the bank at `addr`.
+//! let login = node.client::<bank::Wire>(addr)?;
+//! ```
+//!
+//! A wire protocol must be fixed when it is compiled, because both ends compare a fingerprint
+//! of it (its name, states, directions, messages, payload types as tokens, transitions) when a
+//! session opens, and another version fails with `ConnectError::Incompatible`. So:
+//!
+//! - every payload must be `Serialize + DeserializeOwned + Send + 'static` (serde, written
+//!   with postcard); one that is not is an error at that payload;
+//! - no state may be generic, and none may be called `Wire`;
+//! - no payload may be an endpoint (delegation): open a second session instead. The compiler
+//!   refuses endpoints of the protocols it compiles; others (a stream's `Chan`, say) fail the
+//!   payload check.
+//!
+//! A `send`'s `Ok` means the message was handed to the transport, as with TCP: to know the peer
+//! has it, let the protocol answer (an acknowledgement state). When the session fails (the
+//! peer's process dies, the connection is lost, the peer breaks the protocol), the endpoint
+//! sees its peer gone: a receive fails with a `RecvError`, a send hands its payload back.
+//! `examples/remote_bank.rs` runs the bank as two processes.
 //!
 //! # Bounded and unbounded sessions
 //!

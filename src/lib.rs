@@ -17,8 +17,42 @@ pub mod language;
 
 pub use pipes_runtime::*;
 
-/// Remote sessions: nodes, connections and the untyped sessions a protocol's pump will sit on
-/// (the `pipes-net` crate, with the `net` feature). The runtime stays executor-free: only this
-/// module brings in tokio.
+/// Remote sessions: nodes, connections, and the sessions of `#[wire]` protocols, which hand
+/// out the same endpoint types as `init()` (the `pipes-net` crate, with the `net` feature). The
+/// runtime stays executor-free: only this module brings in tokio.
 #[cfg(feature = "net")]
 pub use pipes_net as net;
+
+/// Declares protocols and generates their typed endpoints: see [`language`] for the language
+/// and what a protocol generates.
+///
+/// Each protocol becomes a module that sees the items of the module `proto!` is invoked in
+/// (`use super::*`), which is where payload types are looked up. Inside a function body that is
+/// the function's enclosing module, not the function, so declare protocols whose payloads are
+/// local types at module level.
+///
+/// This is the runtime's `proto!` with one difference: generated code reaches everything
+/// through this crate, so a protocol marked `#[wire]` finds `pipes::net` (with the `net`
+/// feature) for its remote sessions.
+///
+/// ```
+/// pipes::proto! {
+///     pingpong {
+///         Ping: send { Ping(u32) -> Pong }
+///         Pong: recv { Pong(u32) -> Ping }
+///     }
+/// }
+///
+/// let (server, client) = pingpong::init();
+/// let pong = client.ping(1).unwrap();
+/// let pingpong::Ping::Ping(n, server) = server.recv().unwrap();
+/// server.pong(n + 1).unwrap();
+/// let pingpong::Pong::Pong(n, _client) = pong.recv().unwrap();
+/// assert_eq!(n, 2);
+/// ```
+#[macro_export]
+macro_rules! proto {
+    ($($protocols:tt)*) => {
+        $crate::__private::proto_impl! { $crate; $($protocols)* }
+    };
+}

@@ -364,14 +364,32 @@ pub(crate) fn encode_msg<T: serde::Serialize + ?Sized>(
     max: usize,
     out: &mut BytesMut,
 ) -> Result<(), crate::SessionError> {
+    encode_msg_with(session, state, msg, max, out, |out| {
+        postcard::to_extend(payload, ExtendBytes(out))
+            .map(drop)
+            .map_err(|error| error.to_string())
+    })
+}
+
+/// Appends a `Msg` frame whose payload `write` appends to `out` (postcard, written by the
+/// caller: a typed pump writes several payloads one after the other, which is how postcard
+/// writes them as one tuple). Fails, leaving `out` as it was, if `write` fails or the body
+/// would be longer than `max`.
+pub(crate) fn encode_msg_with(
+    session: u64,
+    state: u32,
+    msg: u32,
+    max: usize,
+    out: &mut BytesMut,
+    write: impl FnOnce(&mut BytesMut) -> Result<(), String>,
+) -> Result<(), crate::SessionError> {
     let start = out.len();
     out.put_u32(0);
     // A Msg has no field that can be too long.
     let _ = Frame::new(session, Kind::Msg { state, msg }).encode_body(out);
-    let written = postcard::to_extend(payload, ExtendBytes(out));
-    if let Err(error) = written {
+    if let Err(error) = write(out) {
         out.truncate(start);
-        return Err(crate::SessionError::Payload(error.to_string()));
+        return Err(crate::SessionError::Payload(error));
     }
     finish_length(out, start, max).map_err(|error| match error {
         FrameError::TooLarge { len, max } => crate::SessionError::FrameTooLarge { len, max },
@@ -381,7 +399,7 @@ pub(crate) fn encode_msg<T: serde::Serialize + ?Sized>(
 
 /// Lets postcard serialize into a `BytesMut` borrowed mutably (its `Extend` impl is on the
 /// owned value).
-struct ExtendBytes<'a>(&'a mut BytesMut);
+pub(crate) struct ExtendBytes<'a>(pub(crate) &'a mut BytesMut);
 
 impl Extend<u8> for ExtendBytes<'_> {
     fn extend<I: IntoIterator<Item = u8>>(&mut self, iter: I) {

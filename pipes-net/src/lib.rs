@@ -1,10 +1,11 @@
 //! Remote sessions for pipes: the transport layer (DESIGN section 6), reached as `pipes::net`
 //! with the root crate's `net` feature.
 //!
-//! A protocol's sessions will cross processes and machines through a *pump*: it holds the
+//! A protocol's sessions cross processes and machines through a *pump*: it holds the
 //! dual local endpoint of the one the user gets and moves each message between it and the
 //! wire, so users keep the endpoint types, `select!`, port sets and timeouts of one process.
-//! This crate is what the pump sits on, and knows nothing of any protocol's types:
+//! This crate is what the pump sits on, and knows nothing of any protocol's types (generated
+//! code brings them):
 //!
 //! - [`Node`]: listens and accepts, dials, keeps one [`Connection`] per peer carrying many
 //!   sessions, and runs its driver on its own thread ([`Builder::start`]) or on the caller's
@@ -49,16 +50,21 @@
 //! # Ok::<(), Box<dyn std::error::Error>>(())
 //! ```
 //!
+//! ## Typed sessions
+//!
+//! A protocol marked `#[wire]` in `pipes::proto!` implements [`WireProtocol`] through its
+//! generated `Wire` type, and [`Node::client`], [`Connection::client`] and [`Node::incoming`]
+//! hand out its endpoints (the very types `init()` does) with a pump on the node's runtime
+//! behind them, over a `RawSession` as its module docs describe. `examples/remote_bank.rs` in
+//! the `pipes` crate runs one across two processes.
+//!
 //! ## What is next
 //!
-//! This is the first slice of remote sessions. Still to come: `#[wire]` in the protocol
-//! compiler (the fingerprint, a per-state encoder and decoder, the payload bound checks) and
-//! the generated pump over [`RawSession`]; the cause of a remote failure in `RecvError`;
-//! chunking of large payloads, so one session cannot stall the others; the typed open on a
-//! cluster (`cluster.connection(rank).open::<P>()`); a graceful close of a node's connections
-//! that drains what is queued (today [`Cluster::finish`] covers it for clusters). Done since
-//! the first slice: [`Cluster`] for MPI launchers, and benchmarks against plain tokio TCP
-//! with postcard (`benches/remote_pingpong.rs`, `benches/remote_msgsend.rs`).
+//! Still to come: the cause of a remote failure in `RecvError`; chunking of large payloads, so
+//! one session cannot stall the others; the typed open on a cluster
+//! (`cluster.connection(rank).client::<P>()` works today, a typed `serve` per rank does not
+//! exist yet); a graceful close of a node's connections that drains what is queued (today
+//! [`Cluster::finish`] covers it for clusters).
 
 mod block;
 pub mod cluster;
@@ -67,7 +73,9 @@ mod connection;
 mod error;
 pub mod frame;
 mod node;
+mod pump;
 mod session;
+mod wire;
 
 pub use cluster::{Cluster, ClusterBuilder, ClusterError};
 pub use connection::Origin;
@@ -75,3 +83,17 @@ pub use error::{ConnectError, SessionError};
 pub use frame::{AbortCode, Role};
 pub use node::{Builder, Config, Connection, Node, Protocol};
 pub use session::{Acceptor, RawMessage, RawSession};
+pub use wire::{Incoming, WireProtocol};
+
+/// What the code `proto!` generates for `#[wire]` protocols uses. Not a public API: it changes
+/// with the code generator.
+#[doc(hidden)]
+pub mod __private {
+    pub use crate::node::Protocol;
+    pub use crate::pump::{
+        Field, Payload, Pump, PumpState, PumpTask, Put, WirePayload, idle, payload, pump,
+    };
+    pub use crate::session::RawSession;
+    pub use crate::wire::WireProtocol;
+    pub use core::option::Option::{self, None, Some};
+}

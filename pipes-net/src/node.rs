@@ -404,6 +404,11 @@ impl Node {
             .map(Connection)
     }
 
+    /// The runtime the node's driver runs on, where typed sessions' pumps run too.
+    pub(crate) fn handle(&self) -> &tokio::runtime::Handle {
+        &self.inner.handle
+    }
+
     /// Runs `future` on the node's runtime (it needs its IO driver and timer).
     async fn run<T: Send + 'static>(
         &self,
@@ -468,6 +473,11 @@ impl Connection {
     /// [`open_async`](Self::open_async), blocking the thread. Not for async code.
     pub fn open(&self, protocol: Protocol, role: Role) -> Result<RawSession, ConnectError> {
         block_on(self.open_async(protocol, role))
+    }
+
+    /// The runtime the connection's tasks run on, where typed sessions' pumps run too.
+    pub(crate) fn handle(&self) -> &tokio::runtime::Handle {
+        &self.0.handle
     }
 
     /// Why the connection died, if it has: every session on it ended with this error.

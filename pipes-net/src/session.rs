@@ -153,6 +153,15 @@ impl RawSession {
         }
         // Encode first: a payload that does not serialize or is too large costs no credit.
         let out = self.encode(state, msg, payload)?;
+        self.send_encoded_async(out).await
+    }
+
+    /// Sends a `Msg` frame encoded by [`encode_with`](Self::encode_with), waiting for credit
+    /// if the protocol is unbounded.
+    pub(crate) async fn send_encoded_async(&self, out: Bytes) -> Result<(), SessionError> {
+        if let Some(error) = self.ended() {
+            return Err(error);
+        }
         if self.slot.limited.load(std::sync::atomic::Ordering::Acquire) {
             match self.slot.credit.acquire().await {
                 Ok(permit) => permit.forget(),
@@ -195,6 +204,25 @@ impl RawSession {
             }
         }
         self.conn.send_bytes(out).map(|()| true)
+    }
+
+    /// A `Msg` frame of this session, whose payload `write` appends.
+    pub(crate) fn encode_with(
+        &self,
+        state: u32,
+        msg: u32,
+        write: impl FnOnce(&mut BytesMut) -> Result<(), String>,
+    ) -> Result<Bytes, SessionError> {
+        let mut out = BytesMut::with_capacity(64);
+        frame::encode_msg_with(
+            self.id,
+            state,
+            msg,
+            self.conn.config.max_frame,
+            &mut out,
+            write,
+        )?;
+        Ok(out.freeze())
     }
 
     /// A `Msg` frame of this session, encoded.

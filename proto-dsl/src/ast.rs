@@ -77,6 +77,9 @@ pub struct Protocol {
     /// Set when the protocol carries `#[allow(unreachable_states)]`: the attribute's range.
     /// The attribute is consumed here, not passed on to rustc, which does not know it.
     pub allow_unreachable: Option<Span>,
+    /// Set when the protocol carries `#[wire]` (its sessions can cross processes and
+    /// machines): the attribute's range. Consumed here, like `allow_unreachable`.
+    pub wire: Option<Span>,
     /// The visibility of the generated module (`Visibility::Inherited` when none was written).
     pub vis: syn::Visibility,
     /// Where the visibility was written, if it was.
@@ -309,6 +312,9 @@ impl Protocol {
         meta_outline(&self.meta, "", out);
         if let Some(span) = &self.allow_unreachable {
             let _ = writeln!(out, "allow unreachable_states @{span:?}");
+        }
+        if let Some(span) = &self.wire {
+            let _ = writeln!(out, "wire @{span:?}");
         }
         let vis = match &self.vis_span {
             Some(span) => format!("{} @{span:?} ", tokens(&self.vis)),

@@ -110,9 +110,127 @@ pub fn check(file: &File, source: &str) -> Diagnostics {
         }
         .run();
     }
+    for protocol in file.protocols.iter().filter(|p| p.wire.is_some()) {
+        wire(file, protocol, &mut errors);
+    }
     let mut diagnostics = Diagnostics(errors);
     diagnostics.sort();
     diagnostics
+}
+
+/// Names a `#[wire]` protocol's generated module holds besides the states' (its `Wire` type):
+/// a state of a wire protocol cannot take them.
+pub const WIRE_RESERVED_STATE_NAMES: &[&str] = &["Wire"];
+
+/// What a `#[wire]` protocol must be besides a protocol: no generic states (a session's
+/// fingerprint and its payloads' decoders are fixed when the protocol is compiled), no state
+/// named like the generated `Wire` type, and no endpoint in a payload (delegation would need a
+/// session inside the session; the user opens a second one instead). Payload types that do not
+/// serialize are refused by rustc, at the payload, through the generated check.
+fn wire(file: &File, protocol: &Protocol, errors: &mut Vec<Diagnostic>) {
+    let name = protocol.name.unraw();
+    for state in &protocol.states {
+        if let Some(span) = &state.generics.span {
+            errors.push(
+                Diagnostic::error(
+                    format!(
+                        "the #[wire] protocol `{name}` cannot have a generic state (`{}`)",
+                        state.name.unraw()
+                    ),
+                    span.clone(),
+                    "generic parameters of a #[wire] protocol",
+                )
+                .with_help(
+                    "both ends of a remote session must agree on every payload type when they are compiled (the handshake compares a fingerprint of them): write the types out, or leave out #[wire]",
+                ),
+            );
+        }
+        if WIRE_RESERVED_STATE_NAMES.contains(&state.name.unraw()) {
+            errors.push(
+                Diagnostic::error(
+                    format!(
+                        "a state of the #[wire] protocol `{name}` cannot be called `{}`",
+                        state.name.unraw()
+                    ),
+                    state.name.span.clone(),
+                    "reserved name",
+                )
+                .with_help(format!(
+                    "the generated module holds `{name}::Wire`, the protocol as remote sessions name it; rename the state"
+                )),
+            );
+        }
+        for message in &state.messages {
+            for payload in &message.payload {
+                let mut paths = Paths::default();
+                paths.visit_type(&payload.syn);
+                if let Some((other, state)) = paths
+                    .0
+                    .iter()
+                    .find_map(|path| endpoint_of(file, protocol, path))
+                {
+                    let is_wire = file
+                        .protocols
+                        .iter()
+                        .any(|p| p.name.unraw() == other && p.wire.is_some());
+                    let mark = if is_wire { "" } else { "mark it #[wire] and " };
+                    errors.push(
+                        Diagnostic::error(
+                            format!(
+                                "the #[wire] protocol `{name}` cannot send an endpoint: message `{}` carries the {state} endpoint of `{other}`",
+                                message.name.unraw()
+                            ),
+                            payload.span.clone(),
+                            format!("an endpoint of `{other}`"),
+                        )
+                        .with_help(format!(
+                            "an endpoint cannot cross the wire: open a second session of `{other}` ({mark}open it with `node.client::<{other}::Wire>(addr)`) instead of sending its endpoint"
+                        )),
+                    );
+                }
+            }
+        }
+    }
+}
+
+/// If `path` names an endpoint type of a protocol in `file` (`other::client::Start`, or
+/// `client::Start` of `protocol` itself, as a payload written in its module would), the
+/// protocol's name and which side (with the state).
+fn endpoint_of(file: &File, protocol: &Protocol, path: &[String]) -> Option<(String, String)> {
+    path.windows(2).enumerate().find_map(|(i, pair)| {
+        let side = pair[0].as_str();
+        if side != "client" && side != "server" {
+            return None;
+        }
+        let owner = match i {
+            0 => protocol,
+            _ => file
+                .protocols
+                .iter()
+                .find(|p| p.name.unraw() == path[i - 1])?,
+        };
+        owner.state_index(&pair[1])?;
+        Some((
+            owner.name.unraw().to_string(),
+            format!("{side}'s `{}`", pair[1]),
+        ))
+    })
+}
+
+/// Every path in a Rust type, as its segments' names.
+#[derive(Default)]
+struct Paths(Vec<Vec<String>>);
+
+impl<'ast> Visit<'ast> for Paths {
+    fn visit_path(&mut self, path: &'ast syn::Path) {
+        self.0.push(
+            path.segments
+                .iter()
+                .map(|segment| segment.ident.to_string())
+                .collect(),
+        );
+        syn::visit::visit_path(self, path);
+    }
 }
 
 /// Keywords that cannot be raw identifiers either.

@@ -33,6 +33,8 @@ use crate::check::method_name;
 use crate::layout::Layout;
 use crate::liveness::Liveness;
 
+mod wire;
+
 /// How to generate: where the runtime is, and where the user's tokens are.
 pub struct Options<'a> {
     /// A path to the runtime crate: `$crate` from the macro, `::pipes` from build.rs.
@@ -436,6 +438,7 @@ impl<'a> Gen<'a> {
             .states
             .iter()
             .map(|state| self.endpoint_impls(state));
+        let wire = self.wire();
         quote! {
             #docs
             #attrs
@@ -452,6 +455,7 @@ impl<'a> Gen<'a> {
                 #client
                 #server
                 #(#impls)*
+                #wire
             }
         }
     }

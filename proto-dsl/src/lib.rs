@@ -10,7 +10,8 @@
 //! - [`layout`]: how sessions travel (a buffer, two lanes, or a packet per message), decided
 //!   once for codegen, the docs and `explain`;
 //! - [`diagnostic`] and [`source`]: structured diagnostics and their rustc-style rendering;
-//! - [`codegen`]: the generated modules, as tokens.
+//! - [`codegen`]: the generated modules, as tokens (with [`fingerprint`] for `#[wire]`
+//!   protocols).
 //!
 //! Beside the pipeline: [`diagram`] draws a protocol (SVG, Mermaid, DOT) and tabulates it, and
 //! [`config`] is build.rs generation ([`Config`], [`compile_protocols`]).
@@ -35,6 +36,7 @@ pub mod codegen;
 pub mod config;
 pub mod diagnostic;
 pub mod diagram;
+pub mod fingerprint;
 pub mod layout;
 pub mod liveness;
 pub mod parse;

@@ -327,9 +327,11 @@ impl Cx {
             }
         }
         let allow_unreachable = take_allow_unreachable(&mut meta);
+        let wire = self.take_wire(&mut meta);
         Protocol {
             meta,
             allow_unreachable,
+            wire,
             vis,
             vis_span,
             name,
@@ -574,6 +576,35 @@ fn spell_2012_kinds(param: &mut syn::GenericParam) {
         if let Some((_, today)) = KINDS_2012.iter().find(|(kind, _)| ident == kind) {
             *ident = syn::Ident::new(today, ident.span());
         }
+    }
+}
+
+/// The attribute that lets a protocol's sessions cross processes and machines.
+pub const WIRE: &str = "wire";
+
+impl Cx {
+    /// Takes `#[wire]` out of a protocol's attributes (rustc does not know it) and returns
+    /// where it was written. `#[wire]` takes no arguments.
+    fn take_wire(&mut self, meta: &mut Meta) -> Option<Span> {
+        let mut found = None;
+        for attr in std::mem::take(&mut meta.attrs) {
+            if !attr.syn.path().is_ident(WIRE) {
+                meta.attrs.push(attr);
+                continue;
+            }
+            if !matches!(attr.syn.meta, syn::Meta::Path(_)) {
+                self.errors.push(
+                    Diagnostic::error(
+                        "`#[wire]` takes no arguments",
+                        attr.span.clone(),
+                        "written with arguments here",
+                    )
+                    .with_help("write `#[wire]` alone"),
+                );
+            }
+            found = Some(attr.span);
+        }
+        found
     }
 }
 

@@ -108,3 +108,33 @@ fn every_token_of_a_fragment_is_placed_at_its_own_offset() {
         );
     }
 }
+
+/// What `#[wire]` adds to a protocol's module (the rest of the module is the same as without
+/// it): the `Wire` type, the payload check, and a pump per side.
+#[test]
+fn wire_items() {
+    let source = "/// Ping-pong across the wire.\n#[wire]\npub pingpong {\n    \
+                  Ping: send { Ping(u32, String) -> Pong, Stop -> ! }\n    \
+                  Pong: recv { Pong(u32) -> Ping }\n}\n";
+    let analysis = proto_dsl::analyze(source).unwrap();
+    let tokens = proto_dsl::codegen::generate_with_diagrams(
+        &analysis,
+        &proto_dsl::codegen::Options {
+            runtime: quote::quote!(::pipes),
+            source,
+            span_at: &|_| Span::call_site(),
+        },
+        false,
+    );
+    let file: syn::File = syn::parse2(tokens).unwrap();
+    let text = prettyplease::unparse(&file);
+    let start = text
+        .find("    use ::pipes::net::__private as __net;")
+        .expect("the wire items");
+    // The attribute is the compiler's: it does not reach rustc.
+    assert!(
+        !text.contains("# [wire]") && !text.contains("#[wire]\n"),
+        "{text}"
+    );
+    insta::assert_snapshot!("expand__wire_items", &text[start..]);
+}

@@ -78,6 +78,8 @@ broken! {
     unreachable_states: 1;
     many_errors_at_once: 6;
     raw_names: 2;
+    wire_rules: 4;
+    wire_with_arguments: 1;
 }
 
 /// Each error class of the issue is exercised by some broken protocol above.
@@ -116,6 +118,10 @@ fn every_error_class_is_covered() {
             "expected `(` or `->`, found `Start`",
         ),
         ("invalid_payload_type", "invalid type"),
+        ("wire_rules", "cannot have a generic state"),
+        ("wire_rules", "cannot be called `Wire`"),
+        ("wire_rules", "cannot send an endpoint"),
+        ("wire_with_arguments", "`#[wire]` takes no arguments"),
     ];
     for (name, message) in classes {
         let (rendered, _) = render(name);

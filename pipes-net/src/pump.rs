@@ -1,0 +1,340 @@
+//! The pump of a typed remote session, the part that is the same for every `#[wire]`
+//! protocol: what generated code reaches as `pipes_net::__private`. Not a public API: it
+//! changes with the code generator.
+//!
+//! A protocol's generated pump is an enum with one variant per state that has messages,
+//! holding the pump's local endpoint in that state (the dual of the user's), and a
+//! [`PumpState::step`] that moves one message:
+//!
+//! - where the user's side sends, [`Pump::local`] receives it from the local endpoint (and
+//!   watches the session meanwhile, so a failed session is noticed at once), and
+//!   [`Pump::encode`] and [`Pump::send`] forward it: state index, message index, and the
+//!   payloads one after the other, which is how postcard writes them as one tuple;
+//! - where the remote side sends, [`Pump::remote`] receives a message and checks its state and
+//!   message index, [`Pump::take`] decodes each payload as that message's types only and
+//!   [`Pump::done`] checks nothing is left, and [`Pump::deliver`] sends it on the local
+//!   endpoint.
+//!
+//! Each returns `None` when the session cannot go on, after doing what ends it: a violation
+//! aborts the session, a local endpoint that is gone closes it, and a failed session is
+//! dropped. [`run`] steps until then, and drops the local endpoint with the last state, so the
+//! user's endpoint sees its peer gone instead of waiting forever.
+//!
+//! Payloads reach serde only through [`payload`], which checks that a payload type is a
+//! [`WirePayload`]: generated code calls it (through a check of its own that names the
+//! protocol) with the payload's type spanned at the user's token, so a payload that cannot
+//! cross the wire is an error there, in protocol words.
+
+use std::future::Future;
+use std::pin::Pin;
+
+use bytes::{Bytes, BytesMut};
+use serde::Serialize;
+use serde::de::DeserializeOwned;
+
+use crate::session::RawSession;
+
+/// What every payload of a `#[wire]` protocol must be: serialized and deserialized by serde
+/// (with postcard), and moved to the pump's task. Each protocol's generated code states it
+/// again in a trait of its own, whose error message names the protocol; this one's is the
+/// fallback.
+#[diagnostic::on_unimplemented(
+    message = "`{Self}` cannot cross the wire: every payload of a #[wire] protocol must be Serialize + DeserializeOwned + Send + 'static",
+    label = "a payload of a #[wire] protocol",
+    note = "an endpoint (of a protocol, a stream or a oneshot) cannot cross the wire: open a second session of its protocol instead"
+)]
+pub trait WirePayload: Send + Sized + 'static {
+    /// Appends the value to `out`, in postcard.
+    fn put(&self, out: &mut BytesMut) -> Result<(), String>;
+    /// Decodes a value from the front of `bytes`, returning the rest.
+    fn take(bytes: &[u8]) -> postcard::Result<(Self, &[u8])>;
+}
+
+impl<T: Serialize + DeserializeOwned + Send + 'static> WirePayload for T {
+    fn put(&self, out: &mut BytesMut) -> Result<(), String> {
+        postcard::to_extend(self, crate::frame::ExtendBytes(out))
+            .map(drop)
+            .map_err(|error| error.to_string())
+    }
+
+    fn take(bytes: &[u8]) -> postcard::Result<(Self, &[u8])> {
+        postcard::take_from_bytes(bytes)
+    }
+}
+
+/// A pump's task: what a protocol's `WireProtocol` impl returns for the node to spawn.
+pub type PumpTask = Pin<Box<dyn Future<Output = ()> + Send + 'static>>;
+
+/// How one payload type crosses the wire: made by [`payload`] (where its type is checked),
+/// used to forward ([`Payload::field`]) and to decode ([`Pump::take`]) with no bound of its
+/// own, so a type that cannot cross the wire is one error, at the check.
+pub struct Payload<T> {
+    put: PutFn<T>,
+    take: TakeFn<T>,
+}
+
+/// Appends a payload to a frame.
+type PutFn<T> = fn(&T, &mut BytesMut) -> Result<(), String>;
+
+/// Decodes a payload from the front of the bytes, returning the rest.
+type TakeFn<T> = fn(&[u8]) -> postcard::Result<(T, &[u8])>;
+
+impl<T> Clone for Payload<T> {
+    fn clone(&self) -> Self {
+        *self
+    }
+}
+
+impl<T> Copy for Payload<T> {}
+
+/// How a payload type crosses the wire: the check that it can.
+#[inline]
+pub fn payload<T: WirePayload>() -> Payload<T> {
+    Payload {
+        put: T::put,
+        take: T::take,
+    }
+}
+
+impl<T> Payload<T> {
+    /// `value`, to forward with [`Pump::encode`].
+    #[inline]
+    pub fn field(self, value: &T) -> Field<'_, T> {
+        Field {
+            value,
+            put: self.put,
+        }
+    }
+}
+
+/// One payload to forward: what [`Pump::encode`] serializes.
+pub struct Field<'a, T> {
+    value: &'a T,
+    put: PutFn<T>,
+}
+
+/// A [`Field`] of any type, for the list of a message's payloads.
+pub trait Put {
+    /// Appends the payload to `out`.
+    fn put(&self, out: &mut BytesMut) -> Result<(), String>;
+}
+
+impl<T> Put for Field<'_, T> {
+    fn put(&self, out: &mut BytesMut) -> Result<(), String> {
+        (self.put)(self.value, out)
+    }
+}
+
+/// A protocol's generated pump: its local endpoint in one state.
+pub trait PumpState: Sized + Send + 'static {
+    /// Moves one message of this state (either way), and returns the pump in the next state,
+    /// or `None` when the session is over (the protocol ended, or it cannot go on).
+    fn step(self, pump: &mut Pump) -> impl Future<Output = Option<Self>> + Send;
+}
+
+/// Runs a pump from `state` over `session`: the task a typed session's node spawns.
+pub fn pump<S: PumpState>(state: S, session: RawSession) -> PumpTask {
+    Box::pin(run(state, session))
+}
+
+/// A pump for a protocol whose start state has no messages: nothing ever crosses, so the
+/// session is closed at once.
+pub fn idle(session: RawSession) -> PumpTask {
+    session.close();
+    Box::pin(std::future::ready(()))
+}
+
+async fn run<S: PumpState>(mut state: S, session: RawSession) {
+    let mut pump = Pump {
+        session: Some(session),
+        payload: Bytes::new(),
+        state: 0,
+        msg: 0,
+    };
+    while let Some(next) = state.step(&mut pump).await {
+        state = next;
+    }
+    // The last state's endpoint is gone: dropping the session closes it (if nothing ended it
+    // already).
+}
+
+/// The session side of a pump, and the message it is decoding.
+pub struct Pump {
+    /// The session, until it ends.
+    session: Option<RawSession>,
+    /// The payload of the message received last, from where [`Pump::take`] goes on.
+    payload: Bytes,
+    /// The state and message of that message, for errors.
+    state: u32,
+    msg: u32,
+}
+
+/// What ended a wait on the local endpoint.
+enum Local<M> {
+    Message(M),
+    Gone,
+    Remote(Result<crate::RawMessage, crate::SessionError>),
+}
+
+impl Pump {
+    /// The message of the local endpoint's receive `recv` (its `recv_async()`), while
+    /// watching the session: anything from the peer now is a violation (it is this side's turn
+    /// to send), and a failed session ends the wait. `None` drops `recv`, and with it the local
+    /// endpoint, so the user's next send fails.
+    pub async fn local<M, E, F>(&mut self, mut recv: F) -> Option<M>
+    where
+        F: Future<Output = Result<M, E>> + Unpin,
+    {
+        let session = self.session.as_mut()?;
+        let local = tokio::select! {
+            biased;
+            received = &mut recv => match received {
+                Ok(message) => Local::Message(message),
+                Err(_) => Local::Gone,
+            },
+            remote = session.recv_async() => Local::Remote(remote),
+        };
+        match local {
+            Local::Message(message) => Some(message),
+            Local::Gone => {
+                // The user's endpoint is gone: the peer receives what was sent, then the end.
+                if let Some(session) = self.session.take() {
+                    session.close();
+                }
+                None
+            }
+            Local::Remote(Ok(message)) => {
+                self.violation(&format!(
+                    "message {} of state {} arrived while it was this end's turn to send",
+                    message.msg, message.state
+                ));
+                None
+            }
+            Local::Remote(Err(_)) => {
+                self.session = None;
+                None
+            }
+        }
+    }
+
+    /// Encodes message `msg` of state `state` with `payloads` (the message's payloads in
+    /// order). `None` if the session is over, or a payload does not serialize (then the
+    /// session is aborted: the user's message is lost, and the user's endpoint sees its peer
+    /// gone).
+    pub fn encode(&mut self, state: u32, msg: u32, payloads: &[&dyn Put]) -> Option<Bytes> {
+        let session = self.session.as_ref()?;
+        let encoded = session.encode_with(state, msg, |out| {
+            payloads.iter().try_for_each(|field| field.put(out))
+        });
+        match encoded {
+            Ok(frame) => Some(frame),
+            Err(error) => {
+                if let Some(session) = self.session.take() {
+                    session.abort(&format!(
+                        "message {msg} of state {state} could not be sent: {error}"
+                    ));
+                }
+                None
+            }
+        }
+    }
+
+    /// Sends a frame from [`encode`](Self::encode), waiting for credit in an unbounded
+    /// protocol. `None` if the session failed.
+    pub async fn send(&mut self, frame: Bytes) -> Option<()> {
+        match self.session.as_ref()?.send_encoded_async(frame).await {
+            Ok(()) => Some(()),
+            Err(_) => {
+                self.session = None;
+                None
+            }
+        }
+    }
+
+    /// The next message from the peer, which must be one of the `messages` messages of state
+    /// `state`: its index. Anything else is a violation; a failed session is `None`.
+    pub async fn remote(&mut self, state: u32, messages: u32) -> Option<u32> {
+        let received = self.session.as_mut()?.recv_async().await;
+        match received {
+            Ok(message) if message.state == state && message.msg < messages => {
+                (self.state, self.msg) = (message.state, message.msg);
+                self.payload = message.payload;
+                Some(message.msg)
+            }
+            Ok(message) => {
+                let what = if message.state == state {
+                    format!(
+                        "state {state} has {messages} messages; message {} is none of them",
+                        message.msg
+                    )
+                } else {
+                    format!(
+                        "message {} of state {} arrived in state {state}",
+                        message.msg, message.state
+                    )
+                };
+                self.violation(&what);
+                None
+            }
+            Err(_) => {
+                self.session = None;
+                None
+            }
+        }
+    }
+
+    /// The next payload of the message [`remote`](Self::remote) received, decoded as a `T`.
+    /// A payload that does not decode is a violation.
+    pub fn take<T>(&mut self, payload: Payload<T>) -> Option<T> {
+        match (payload.take)(&self.payload) {
+            Ok((value, rest)) => {
+                self.payload = self.payload.slice(self.payload.len() - rest.len()..);
+                Some(value)
+            }
+            Err(error) => {
+                let what = format!(
+                    "the payload of message {} in state {} does not decode: {error}",
+                    self.msg, self.state
+                );
+                self.violation(&what);
+                None
+            }
+        }
+    }
+
+    /// Checks that the message's payloads were all taken, with no bytes left over.
+    pub fn done(&mut self) -> Option<()> {
+        if self.payload.is_empty() {
+            return Some(());
+        }
+        let what = format!(
+            "{} bytes left after the payload of message {} in state {}",
+            self.payload.len(),
+            self.msg,
+            self.state
+        );
+        self.violation(&what);
+        None
+    }
+
+    /// The result of sending a received message on the local endpoint: the local endpoint
+    /// for the next state, or `None` (closing the session) if the user's endpoint is gone.
+    pub fn deliver<N, E>(&mut self, sent: Result<N, E>) -> Option<N> {
+        match sent {
+            Ok(next) => Some(next),
+            Err(_) => {
+                if let Some(session) = self.session.take() {
+                    session.close();
+                }
+                None
+            }
+        }
+    }
+
+    /// Aborts the session: the peer broke the protocol.
+    fn violation(&mut self, what: &str) {
+        if let Some(session) = self.session.take() {
+            session.violation(what);
+        }
+    }
+}

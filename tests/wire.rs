@@ -1,0 +1,786 @@
+//! Remote sessions of `#[wire]` protocols (the `net` feature): the endpoints `init()` hands out,
+//! with their peer in another node, over `tokio::io::duplex` and loopback TCP.
+
+#![cfg(feature = "net")]
+
+#[path = "../pipes-net/tests/common/mod.rs"]
+mod common;
+
+use common::{pair, quick, within};
+
+pipes::proto! {
+    /// Online banking, across the wire.
+    #[wire]
+    pub bank {
+        Login: send {
+            Login(String, String) -> LoginResponse,
+        }
+        LoginResponse: recv {
+            LoggedIn -> Connected,
+            Invalid -> Login,
+        }
+        Connected: send {
+            Deposit(u64) -> Connected,
+            Withdrawal(u64) -> WithdrawalResponse,
+            Logout -> !,
+        }
+        WithdrawalResponse: recv {
+            Money(u64) -> Connected,
+            InsufficientFunds -> Connected,
+        }
+    }
+}
+
+/// The bank's side of one session: a password of "pw", and a balance.
+fn serve_bank(mut login: bank::server::Login) {
+    let mut balance = 0u64;
+    let mut connected = loop {
+        let bank::Login::Login(_user, password, response) = login.recv().unwrap();
+        if password == "pw" {
+            break response.logged_in().unwrap();
+        }
+        login = response.invalid().unwrap();
+    };
+    loop {
+        match connected.recv().unwrap() {
+            bank::Connected::Deposit(amount, next) => {
+                balance += amount;
+                connected = next;
+            }
+            bank::Connected::Withdrawal(amount, response) if amount <= balance => {
+                balance -= amount;
+                connected = response.money(amount).unwrap();
+            }
+            bank::Connected::Withdrawal(_, response) => {
+                connected = response.insufficient_funds().unwrap();
+            }
+            bank::Connected::Logout => return,
+        }
+    }
+}
+
+/// The customer's side: a wrong password, then deposits and withdrawals.
+fn use_bank(login: bank::client::Login) -> Vec<Option<u64>> {
+    let response = login.login("ann".into(), "wrong".into()).unwrap();
+    let bank::LoginResponse::Invalid(login) = response.recv().unwrap() else {
+        panic!("a wrong password logged in")
+    };
+    let response = login.login("ann".into(), "pw".into()).unwrap();
+    let bank::LoginResponse::LoggedIn(mut connected) = response.recv().unwrap() else {
+        panic!("the right password was refused")
+    };
+    let mut got = Vec::new();
+    connected = connected.deposit(100).unwrap();
+    for amount in [30, 80, 70] {
+        let response = connected.withdrawal(amount).unwrap();
+        connected = match response.recv().unwrap() {
+            bank::WithdrawalResponse::Money(money, next) => {
+                got.push(Some(money));
+                next
+            }
+            bank::WithdrawalResponse::InsufficientFunds(next) => {
+                got.push(None);
+                next
+            }
+        };
+    }
+    connected.logout().unwrap();
+    got
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn bank_round_trip_over_duplex() {
+    let (_client_node, conn, server_node, _) = pair(quick()).await;
+    let mut incoming = server_node.incoming::<bank::Wire>();
+    let server = tokio::task::spawn_blocking(move || {
+        let login = incoming.accept().unwrap();
+        serve_bank(login)
+    });
+    let login = within(5, conn.client_async::<bank::Wire>()).await.unwrap();
+    let got = within(10, tokio::task::spawn_blocking(move || use_bank(login)))
+        .await
+        .unwrap();
+    assert_eq!(got, [Some(30), None, Some(70)]);
+    within(5, server).await.unwrap();
+}
+
+pipes::proto! {
+    /// A stream of numbers: unbounded, so its sessions get credit flow control.
+    #[wire]
+    pub numbers {
+        Stream: send {
+            Number(u64) -> Stream,
+            End -> Tally,
+        }
+        Tally: recv {
+            Count(u64, u64) -> !,
+        }
+    }
+}
+
+mod v2 {
+    pipes::proto! {
+        /// `bank` as another version of the program has it: `Deposit` carries a note.
+        #[wire]
+        pub bank {
+            Login: send {
+                Login(String, String) -> LoginResponse,
+            }
+            LoginResponse: recv {
+                LoggedIn -> Connected,
+                Invalid -> Login,
+            }
+            Connected: send {
+                Deposit(u64, String) -> Connected,
+                Withdrawal(u64) -> WithdrawalResponse,
+                Logout -> !,
+            }
+            WithdrawalResponse: recv {
+                Money(u64) -> Connected,
+                InsufficientFunds -> Connected,
+            }
+        }
+    }
+}
+
+use std::net::SocketAddr;
+use std::time::Duration;
+
+use pipes::net::{ConnectError, Node, Role, SessionError, WireProtocol};
+
+/// Runs `body` on a thread, failing the test if it takes longer than `secs` (a hang).
+fn watchdog<T: Send + 'static>(secs: u64, body: impl FnOnce() -> T + Send + 'static) -> T {
+    let (done, result) = std::sync::mpsc::channel();
+    std::thread::spawn(move || {
+        let _ = done.send(body());
+    });
+    result
+        .recv_timeout(Duration::from_secs(secs))
+        .expect("timed out: a hang")
+}
+
+fn listening() -> (Node, SocketAddr) {
+    let node = Node::builder()
+        .listen("127.0.0.1:0".parse().unwrap())
+        .config(quick())
+        .start()
+        .unwrap();
+    let addr = node.local_addr().unwrap();
+    (node, addr)
+}
+
+#[test]
+fn bank_round_trip_over_loopback_tcp_blocking() {
+    watchdog(20, || {
+        let (server_node, addr) = listening();
+        let incoming = server_node.incoming::<bank::Wire>();
+        let server = std::thread::spawn(move || {
+            // Two customers, one after the other, through the Iterator form.
+            for login in incoming.take(2) {
+                serve_bank(login);
+            }
+        });
+        let client_node = Node::builder().config(quick()).start().unwrap();
+        for _ in 0..2 {
+            let login = client_node.client::<bank::Wire>(addr).unwrap();
+            assert_eq!(use_bank(login), [Some(30), None, Some(70)]);
+        }
+        server.join().unwrap();
+        // Both sessions ran over one connection.
+        assert_eq!(client_node.connections(), 1);
+    });
+}
+
+#[test]
+fn a_million_numbers_arrive_in_order_over_loopback_tcp() {
+    const N: u64 = 1_000_000;
+    watchdog(120, || {
+        let (server_node, addr) = listening();
+        let mut incoming = server_node.incoming::<numbers::Wire>();
+        const { assert!(<numbers::Wire as WireProtocol>::PROTOCOL.unbounded) };
+        let server = std::thread::spawn(move || {
+            let mut stream = incoming.accept().unwrap();
+            let (mut count, mut sum) = (0u64, 0u64);
+            loop {
+                match stream.recv().unwrap() {
+                    numbers::Stream::Number(n, next) => {
+                        assert_eq!(n, count, "out of order");
+                        count += 1;
+                        sum += n;
+                        stream = next;
+                    }
+                    numbers::Stream::End(tally) => {
+                        tally.count(count, sum).unwrap();
+                        return;
+                    }
+                }
+            }
+        });
+        let client_node = Node::builder().config(quick()).start().unwrap();
+        let mut stream = client_node.client::<numbers::Wire>(addr).unwrap();
+        for n in 0..N {
+            stream = stream.number(n).unwrap();
+        }
+        let tally = stream.end().unwrap();
+        let numbers::Tally::Count(count, sum) = tally.recv().unwrap();
+        assert_eq!((count, sum), (N, N * (N - 1) / 2));
+        server.join().unwrap();
+    });
+}
+
+#[tokio::test]
+async fn another_version_of_the_protocol_is_incompatible() {
+    let (_client_node, conn, server_node, _) = pair(quick()).await;
+    let _incoming = server_node.incoming::<bank::Wire>();
+    let (old, new) = (
+        <bank::Wire as WireProtocol>::PROTOCOL,
+        <v2::bank::Wire as WireProtocol>::PROTOCOL,
+    );
+    assert_eq!(old.name, new.name);
+    assert_ne!(old.fingerprint, new.fingerprint);
+    match within(5, conn.client_async::<v2::bank::Wire>()).await {
+        Err(ConnectError::Incompatible(why)) => assert!(why.contains("bank"), "{why}"),
+        other => panic!("expected Incompatible, got {other:?}"),
+    }
+}
+
+#[tokio::test]
+async fn a_protocol_nobody_serves_is_refused() {
+    let (_client_node, conn, _server_node, _) = pair(quick()).await;
+    match within(5, conn.client_async::<bank::Wire>()).await {
+        Err(ConnectError::Refused(_)) => {}
+        other => panic!("expected Refused, got {other:?}"),
+    }
+}
+
+/// Logs `login` in against a bank that accepts every password.
+async fn logged_in(login: bank::client::Login) -> bank::client::Connected {
+    let response = login.login("ann".into(), "pw".into()).unwrap();
+    match within(5, response.recv_async()).await.unwrap() {
+        bank::LoginResponse::LoggedIn(connected) => connected,
+        bank::LoginResponse::Invalid(_) => panic!("refused"),
+    }
+}
+
+/// A bank that logs everyone in, then hands its `Connected` endpoint back.
+async fn lenient(incoming: &mut pipes::net::Incoming<bank::Wire>) -> bank::server::Connected {
+    let login = within(5, incoming.accept_async()).await.unwrap();
+    let bank::Login::Login(_, _, response) = within(5, login.recv_async()).await.unwrap();
+    response.logged_in().unwrap()
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_node_dropped_while_the_user_receives_fails_the_receive() {
+    let (_client_node, conn, server_node, _) = pair(quick()).await;
+    let mut incoming = server_node.incoming::<bank::Wire>();
+    let (connected, server) = tokio::join!(
+        async { logged_in(conn.client_async::<bank::Wire>().await.unwrap()).await },
+        lenient(&mut incoming)
+    );
+    let response = connected.withdrawal(10).unwrap();
+    let bank::Connected::Withdrawal(10, _pending) = within(5, server.recv_async()).await.unwrap()
+    else {
+        panic!("not the withdrawal")
+    };
+    // The bank's node goes away before it answers: the customer's receive fails, no hang.
+    drop(server_node);
+    let error = within(5, response.recv_async()).await.unwrap_err();
+    assert!(error.to_string().contains("WithdrawalResponse"), "{error}");
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_connection_lost_while_the_user_may_send_fails_the_next_send() {
+    let (_client_node, conn, server_node, _) = pair(quick()).await;
+    let mut incoming = server_node.incoming::<bank::Wire>();
+    let (connected, _server) = tokio::join!(
+        async { logged_in(conn.client_async::<bank::Wire>().await.unwrap()).await },
+        lenient(&mut incoming)
+    );
+    // The customer holds `Connected` (its turn to send) when the bank's node goes away: the
+    // pump, waiting on the local endpoint, notices the session failing and lets go of it.
+    drop(server_node);
+    within(5, async {
+        while conn.failure().is_none() {
+            tokio::time::sleep(Duration::from_millis(5)).await;
+        }
+    })
+    .await;
+    // A moment for the pump to see it (it reacts at once; this is slack for a busy machine).
+    tokio::time::sleep(Duration::from_millis(200)).await;
+    match connected.deposit(1) {
+        Err(pipes::SendError(amount)) => assert_eq!(amount, 1),
+        Ok(_) => panic!("the pump kept its endpoint after the session failed"),
+    }
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn the_user_dropping_an_endpoint_closes_the_remote_peer() {
+    let (_client_node, conn, server_node, _) = pair(quick()).await;
+    let mut incoming = server_node.incoming::<bank::Wire>();
+    let (connected, server) = tokio::join!(
+        async { logged_in(conn.client_async::<bank::Wire>().await.unwrap()).await },
+        lenient(&mut incoming)
+    );
+    drop(connected);
+    let error = within(5, server.recv_async()).await.unwrap_err();
+    assert!(error.to_string().contains("Connected"), "{error}");
+}
+
+/// A typed customer and a hand-driven bank: the bank answers the login with `reply`
+/// (state, message, payload bytes); the customer's receive must fail, and the bank must be
+/// told it broke the protocol.
+async fn raw_bank_answers(reply: (u32, u32, Vec<u8>)) {
+    let (_client_node, conn, server_node, _) = pair(quick()).await;
+    let mut acceptor = server_node.serve(<bank::Wire as WireProtocol>::PROTOCOL, Role::Server);
+    let (login, raw) = tokio::join!(
+        async { conn.client_async::<bank::Wire>().await.unwrap() },
+        async { acceptor.accept_async().await.unwrap() }
+    );
+    let mut raw = raw;
+    let response = login.login("ann".into(), "pw".into()).unwrap();
+    let message = within(5, raw.recv_async()).await.unwrap();
+    assert_eq!((message.state, message.msg), (0, 0));
+    assert_eq!(
+        message.decode::<(String, String)>().unwrap(),
+        ("ann".to_string(), "pw".to_string())
+    );
+    raw.send_async(reply.0, reply.1, &BytesPayload(reply.2))
+        .await
+        .unwrap();
+    within(5, response.recv_async()).await.unwrap_err();
+    match within(5, raw.recv_async()).await {
+        Err(SessionError::Violation(what)) => assert!(!what.is_empty()),
+        other => panic!("expected a violation, got {other:?}"),
+    }
+}
+
+/// Bytes written as they are (no length prefix): a payload built by hand.
+struct BytesPayload(Vec<u8>);
+
+impl serde::Serialize for BytesPayload {
+    fn serialize<S: serde::Serializer>(&self, serializer: S) -> Result<S::Ok, S::Error> {
+        use serde::ser::SerializeTuple;
+        let mut tuple = serializer.serialize_tuple(self.0.len())?;
+        for byte in &self.0 {
+            tuple.serialize_element(byte)?;
+        }
+        tuple.end()
+    }
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_message_index_the_state_does_not_have_is_a_violation() {
+    // `LoginResponse` (state 1) has two messages.
+    raw_bank_answers((1, 2, vec![])).await;
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_message_of_another_state_is_a_violation() {
+    // `Money` is message 0 of state 3, not of state 1 where the customer is.
+    raw_bank_answers((3, 0, vec![7])).await;
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_payload_where_none_belongs_is_a_violation() {
+    // `LoggedIn` has no payload: a byte left over.
+    raw_bank_answers((1, 0, vec![1])).await;
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_payload_that_does_not_decode_is_a_violation() {
+    let (_client_node, conn, server_node, _) = pair(quick()).await;
+    let mut acceptor = server_node.serve(<bank::Wire as WireProtocol>::PROTOCOL, Role::Server);
+    let (login, raw) = tokio::join!(
+        async { conn.client_async::<bank::Wire>().await.unwrap() },
+        async { acceptor.accept_async().await.unwrap() }
+    );
+    let mut raw = raw;
+    let response = login.login("ann".into(), "pw".into()).unwrap();
+    within(5, raw.recv_async()).await.unwrap();
+    raw.send_async(1, 0, &()).await.unwrap();
+    let bank::LoginResponse::LoggedIn(connected) = within(5, response.recv_async()).await.unwrap()
+    else {
+        panic!("not logged in")
+    };
+    let response = connected.withdrawal(5).unwrap();
+    within(5, raw.recv_async()).await.unwrap();
+    // `Money(u64)`, its varint cut short (a continuation bit, then nothing).
+    raw.send_async(3, 0, &BytesPayload(vec![0x80]))
+        .await
+        .unwrap();
+    within(5, response.recv_async()).await.unwrap_err();
+    match within(5, raw.recv_async()).await {
+        Err(SessionError::Violation(what)) => assert!(what.contains("decode"), "{what}"),
+        other => panic!("expected a violation, got {other:?}"),
+    }
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_message_out_of_turn_is_a_violation() {
+    let (_client_node, conn, server_node, _) = pair(quick()).await;
+    let mut acceptor = server_node.serve(<bank::Wire as WireProtocol>::PROTOCOL, Role::Server);
+    let (login, raw) = tokio::join!(
+        async { conn.client_async::<bank::Wire>().await.unwrap() },
+        async { acceptor.accept_async().await.unwrap() }
+    );
+    let mut raw = raw;
+    // The customer is to send `Login`; the bank speaks first.
+    raw.send_async(1, 0, &()).await.unwrap();
+    match within(5, raw.recv_async()).await {
+        Err(SessionError::Violation(what)) => assert!(what.contains("turn"), "{what}"),
+        other => panic!("expected a violation, got {other:?}"),
+    }
+    // The pump let go of its endpoint: the customer's send hands the payload back, or, sent
+    // before the pump let go, is never answered.
+    match login.login("ann".into(), "pw".into()) {
+        Err(pipes::SendError((user, _))) => assert_eq!(user, "ann"),
+        Ok(response) => {
+            within(5, response.recv_async()).await.unwrap_err();
+        }
+    }
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn one_select_waits_on_a_local_and_a_remote_session() {
+    let (_client_node, conn, server_node, _) = pair(quick()).await;
+    let mut incoming = server_node.incoming::<bank::Wire>();
+    let (remote, remote_server) = tokio::join!(
+        async { conn.client_async::<bank::Wire>().await.unwrap() },
+        async { within(5, incoming.accept_async()).await.unwrap() }
+    );
+    let (_local_server, local) = bank::init();
+    let remote_response = remote.login("remote".into(), "pw".into()).unwrap();
+    let local_response = local.login("local".into(), "pw".into()).unwrap();
+    let bank::Login::Login(user, _, answer) = within(5, remote_server.recv_async()).await.unwrap();
+    assert_eq!(user, "remote");
+    answer.invalid().unwrap();
+    let which = tokio::task::spawn_blocking(move || {
+        use bank::LoginResponse::{Invalid, LoggedIn};
+        pipes::select! {
+            local_response => {
+                LoggedIn -> _c { "local" },
+                Invalid -> _l { "local" },
+            },
+            remote_response => {
+                LoggedIn -> _c { "remote logged in" },
+                Invalid -> _l { "remote refused" },
+            },
+        }
+    });
+    assert_eq!(within(5, which).await.unwrap(), "remote refused");
+}
+
+#[allow(dead_code)]
+#[path = "../examples/remote_bank.rs"]
+mod remote_bank;
+
+/// `examples/remote_bank`, as `cargo test` builds it beside the tests (it builds every
+/// example); `None` when only some targets were built (`cargo test --test wire`).
+fn example_binary() -> Option<std::path::PathBuf> {
+    let exe = std::env::current_exe().ok()?;
+    let path = exe
+        .parent()?
+        .parent()?
+        .join("examples")
+        .join(format!("remote_bank{}", std::env::consts::EXE_SUFFIX));
+    path.exists().then_some(path)
+}
+
+/// A child process, killed when dropped.
+struct Child(std::process::Child);
+
+impl Drop for Child {
+    fn drop(&mut self) {
+        let _ = self.0.kill();
+        let _ = self.0.wait();
+    }
+}
+
+/// Starts `remote_bank serve` on a free port: the process and its address.
+fn bank_process(binary: &std::path::Path) -> (Child, SocketAddr) {
+    use std::io::BufRead;
+    let mut child = Child(
+        std::process::Command::new(binary)
+            .args(["serve", "127.0.0.1:0"])
+            .stdout(std::process::Stdio::piped())
+            .spawn()
+            .unwrap(),
+    );
+    let stdout = child.0.stdout.take().unwrap();
+    let mut line = String::new();
+    std::io::BufReader::new(stdout)
+        .read_line(&mut line)
+        .unwrap();
+    let addr = line
+        .trim()
+        .strip_prefix("listening on ")
+        .unwrap_or_else(|| panic!("unexpected first line {line:?}"))
+        .parse()
+        .unwrap();
+    (child, addr)
+}
+
+#[test]
+fn the_example_bank_and_customer_as_two_processes() {
+    let Some(binary) = example_binary() else {
+        eprintln!(
+            "skipped: examples/remote_bank is not built (`cargo test --features net` builds it)"
+        );
+        return;
+    };
+    watchdog(60, move || {
+        let (_bank, addr) = bank_process(&binary);
+        for _ in 0..2 {
+            let output = std::process::Command::new(&binary)
+                .args(["client", &addr.to_string(), "bob"])
+                .output()
+                .unwrap();
+            assert!(output.status.success(), "{output:?}");
+            let stdout = String::from_utf8(output.stdout).unwrap();
+            assert_eq!(
+                stdout.lines().collect::<Vec<_>>(),
+                [
+                    "bob: wrong password refused",
+                    "bob: logged in",
+                    "bob: deposited 100",
+                    "bob: withdrew 30",
+                    "bob: 80 refused, insufficient funds",
+                    "bob: withdrew 70",
+                    "bob: logged out",
+                ]
+            );
+        }
+    });
+}
+
+#[test]
+fn a_bank_process_killed_mid_session_fails_the_customers_receive() {
+    let Some(binary) = example_binary() else {
+        eprintln!(
+            "skipped: examples/remote_bank is not built (`cargo test --features net` builds it)"
+        );
+        return;
+    };
+    watchdog(60, move || {
+        use remote_bank::bank;
+        let (bank_process, addr) = bank_process(&binary);
+        let node = Node::builder().config(quick()).start().unwrap();
+        let login = node.client::<bank::Wire>(addr).unwrap();
+        let response = login.login("cy".into(), "secret".into()).unwrap();
+        let bank::LoginResponse::LoggedIn(connected) = response.recv().unwrap() else {
+            panic!("refused")
+        };
+        let connected = connected.deposit(10).unwrap();
+        drop(bank_process);
+        // Sent before or after the pump saw the bank go: either way no answer comes, and the
+        // receive fails instead of waiting.
+        if let Ok(response) = connected.withdrawal(5) {
+            match response.recv_timeout(Duration::from_secs(20)) {
+                Err(pipes::RecvTimeoutError::Disconnected(_)) => {}
+                Err(pipes::RecvTimeoutError::Timeout(_)) => panic!("no error: a hang"),
+                Ok(message) => panic!("an answer from a dead bank: {message:?}"),
+            }
+        }
+    });
+}
+
+#[test]
+fn build_rs_generation_computes_the_macros_fingerprint() {
+    // `bank` as a `*.pipes` file would have it, spaced and commented otherwise: build.rs
+    // generation (proc_macro2's own tokens) and `proto!` (the compiler's) must agree, or a
+    // program built one way could not talk to one built the other.
+    let file = "/// Online banking.\n#[wire]\npub bank {\n  Login: send { Login( String,String ) -> LoginResponse }\n  \
+                LoginResponse: recv { LoggedIn -> Connected, Invalid -> Login }\n  \
+                // the account\n  Connected: send { Deposit(u64) -> Connected, Withdrawal(u64) -> WithdrawalResponse, Logout -> ! }\n  \
+                WithdrawalResponse: recv { Money(u64) -> Connected, InsufficientFunds -> Connected }\n}\n";
+    let parsed = proto_dsl::parse(file).unwrap();
+    let fingerprint = proto_dsl::fingerprint::fingerprint(&parsed.protocols[0]);
+    assert_eq!(
+        <bank::Wire as WireProtocol>::PROTOCOL.fingerprint,
+        &fingerprint[..]
+    );
+    // And what build.rs writes opens sessions through `pipes::net`.
+    let expanded = proto_dsl::Config::new().expand("bank.pipes", file).unwrap();
+    assert!(
+        expanded.contains("use ::pipes::net::__private as __net;"),
+        "{expanded}"
+    );
+    assert!(
+        expanded.contains("impl __net::WireProtocol for Wire"),
+        "{expanded}"
+    );
+}
+
+#[test]
+fn remote_endpoints_and_incoming_cross_threads() {
+    fn send<T: Send>() {}
+    fn send_sync<T: Send + Sync>() {}
+    // What a remote session hands out is what `init()` does: `Send` when the payloads are.
+    send::<<bank::Wire as WireProtocol>::Client>();
+    send::<<bank::Wire as WireProtocol>::Server>();
+    send_sync::<pipes::net::Incoming<bank::Wire>>();
+}
+
+#[tokio::test]
+async fn both_ends_async_on_one_current_thread_runtime() {
+    // Users, pumps and both nodes' drivers all on one thread: nothing may block it.
+    let (_client_node, conn, server_node, _) = pair(quick()).await;
+    let mut incoming = server_node.incoming::<numbers::Wire>();
+    let server = async {
+        let mut stream = within(5, incoming.accept_async()).await.unwrap();
+        let mut count = 0;
+        loop {
+            match within(5, stream.recv_async()).await.unwrap() {
+                numbers::Stream::Number(n, next) => {
+                    assert_eq!(n, count);
+                    count += 1;
+                    stream = next;
+                }
+                numbers::Stream::End(tally) => {
+                    tally.count(count, 0).unwrap();
+                    return count;
+                }
+            }
+        }
+    };
+    let client = async {
+        let mut stream = conn.client_async::<numbers::Wire>().await.unwrap();
+        for n in 0..10_000 {
+            stream = stream.number(n).unwrap();
+            if n % 1000 == 0 {
+                // Let the pumps run now and then (sends never wait).
+                tokio::task::yield_now().await;
+            }
+        }
+        let numbers::Tally::Count(count, _) =
+            within(5, stream.end().unwrap().recv_async()).await.unwrap();
+        count
+    };
+    let (served, counted) = tokio::join!(server, client);
+    assert_eq!((served, counted), (10_000, 10_000));
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_connection_cut_mid_stream_fails_both_users_without_a_hang() {
+    use common::{Fault, Faulty, pair_over};
+    let (a, b) = tokio::io::duplex(64 << 10);
+    let (b, armed) = Faulty::new(b, Fault::Close(5_000));
+    let (_client_node, conn, server_node, _) = pair_over(quick(), a, b).await;
+    let mut incoming = server_node.incoming::<numbers::Wire>();
+    let client = tokio::task::spawn_blocking(move || {
+        let mut stream = conn.client::<numbers::Wire>().unwrap();
+        // Until a send fails: the pump let go of its endpoint after the connection died.
+        for n in 0.. {
+            match stream.number(n) {
+                Ok(next) => stream = next,
+                Err(pipes::SendError(_)) => return n,
+            }
+            if n % 1000 == 999 {
+                std::thread::sleep(Duration::from_millis(1));
+            }
+        }
+        unreachable!()
+    });
+    let mut stream = within(5, incoming.accept_async()).await.unwrap();
+    armed.store(true, std::sync::atomic::Ordering::Release);
+    let received = within(10, async {
+        let mut received = 0u64;
+        loop {
+            match stream.recv_async().await {
+                Ok(numbers::Stream::Number(n, next)) => {
+                    assert_eq!(n, received, "out of order");
+                    received += 1;
+                    stream = next;
+                }
+                Ok(numbers::Stream::End(_)) => panic!("the client never ends"),
+                // The bank's side sees its peer gone.
+                Err(_) => return received,
+            }
+        }
+    })
+    .await;
+    let sent = within(10, client).await.unwrap();
+    assert!(received <= sent, "{received} received of {sent} sent");
+}
+
+/// A payload whose serialization fails (serde allows it).
+#[derive(Debug)]
+pub struct Unwritable;
+
+impl serde::Serialize for Unwritable {
+    fn serialize<S: serde::Serializer>(&self, _: S) -> Result<S::Ok, S::Error> {
+        Err(serde::ser::Error::custom("this value cannot be written"))
+    }
+}
+
+impl<'de> serde::Deserialize<'de> for Unwritable {
+    fn deserialize<D: serde::Deserializer<'de>>(deserializer: D) -> Result<Self, D::Error> {
+        <()>::deserialize(deserializer).map(|()| Unwritable)
+    }
+}
+
+pipes::proto! {
+    /// A message whose payload cannot be written.
+    #[wire]
+    pub letters {
+        Start: send { Post(Unwritable) -> Start, Done -> ! }
+    }
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_payload_that_does_not_serialize_aborts_the_session() {
+    let (_client_node, conn, server_node, _) = pair(quick()).await;
+    let mut acceptor = server_node.serve(<letters::Wire as WireProtocol>::PROTOCOL, Role::Server);
+    let (start, raw) = tokio::join!(
+        async { conn.client_async::<letters::Wire>().await.unwrap() },
+        async { acceptor.accept_async().await.unwrap() }
+    );
+    let mut raw = raw;
+    let _ = start.post(Unwritable).unwrap();
+    match within(5, raw.recv_async()).await {
+        Err(SessionError::Aborted(why)) => assert!(why.contains("could not be sent"), "{why}"),
+        other => panic!("expected an abort, got {other:?}"),
+    }
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn twenty_sessions_at_once_on_one_connection_each_keep_their_own_state() {
+    let (_client_node, conn, server_node, _) = pair(quick()).await;
+    let mut incoming = server_node.incoming::<bank::Wire>();
+    let bank = tokio::spawn(async move {
+        let mut served = Vec::new();
+        for _ in 0..20 {
+            let login = within(5, incoming.accept_async()).await.unwrap();
+            served.push(tokio::task::spawn_blocking(move || serve_bank(login)));
+        }
+        for session in served {
+            within(10, session).await.unwrap();
+        }
+    });
+    let customers: Vec<_> = (0..20)
+        .map(|_| {
+            let conn = conn.clone();
+            tokio::spawn(async move {
+                let login = conn.client_async::<bank::Wire>().await.unwrap();
+                tokio::task::spawn_blocking(move || use_bank(login))
+                    .await
+                    .unwrap()
+            })
+        })
+        .collect();
+    for customer in customers {
+        assert_eq!(
+            within(10, customer).await.unwrap(),
+            [Some(30), None, Some(70)]
+        );
+    }
+    within(10, bank).await.unwrap();
+}
+
+#[tokio::test]
+async fn incoming_ends_when_its_node_shuts_down() {
+    let (_client_node, _conn, server_node, _) = pair(quick()).await;
+    let mut incoming = server_node.incoming::<bank::Wire>();
+    drop(server_node);
+    assert!(within(5, incoming.accept_async()).await.is_none());
+}
