@@ -15,8 +15,9 @@
 //! Run: `cargo bench --features net --bench remote_msgsend [-- SIZE WORKERS [REPEATS]]`
 //! (defaults 1000000 4 3). The table shows the median of `REPEATS` runs, interleaved.
 //!
-//! The typed API (a generated pump bridging a local endpoint to a `RawSession`) will add a row
-//! here: "pipes-net typed pump" beside "pipes-net RawSession".
+//! The typed rows run a `#[wire]` protocol: each worker holds the endpoint `init()` would give
+//! and sends on it without waiting (the session is two lanes), and a generated pump on each
+//! node moves the messages to and from a `RawSession` like the raw rows'.
 
 mod common;
 #[path = "common/remote.rs"]
@@ -30,6 +31,18 @@ use std::time::Instant;
 
 use pipes::PortSet;
 use pipes::net::{Node, Role, SessionError};
+
+pipes::proto! {
+    /// `MSGSEND`, typed: requests until the worker is done.
+    #[wire]
+    msgsend_wire {
+        Open: send { Request(u64) -> Open, Done -> ! }
+    }
+}
+
+/// How many typed sends an async worker makes before it yields: a typed send never waits, so
+/// without a yield the pumps on the worker's runtime would start only once it is done.
+const YIELD_EVERY: u64 = 1024;
 
 /// What each request adds.
 const REQUEST: u64 = 100;
@@ -222,6 +235,120 @@ fn pipes_net_block_on_sum(mut session: pipes::net::RawSession) -> u64 {
     }
 }
 
+/// Sums one typed session's requests until the worker is done.
+fn sum_typed(mut server: msgsend_wire::server::Open) -> u64 {
+    let mut sum = 0;
+    loop {
+        match server.recv().unwrap() {
+            msgsend_wire::Open::Request(n, next) => {
+                sum += n;
+                server = next;
+            }
+            msgsend_wire::Open::Done => return sum,
+        }
+    }
+}
+
+/// The typed pump, each side's node (and its pumps) on that side's current-thread runtime: a
+/// session per worker, one connection.
+fn typed_async(size: u64, workers: u64) -> u64 {
+    let (addr_tx, addr_rx) = std::sync::mpsc::channel();
+    let (done_tx, done_rx) = tokio::sync::oneshot::channel::<()>();
+    let server = thread::spawn(move || {
+        runtime().block_on(async move {
+            let node = Node::builder()
+                .listen(localhost())
+                .start_async()
+                .await
+                .unwrap();
+            let mut incoming = node.incoming::<msgsend_wire::Wire>();
+            addr_tx.send(node.local_addr().unwrap()).unwrap();
+            let mut sums = tokio::task::JoinSet::new();
+            for _ in 0..workers {
+                let mut server = incoming.accept_async().await.unwrap();
+                sums.spawn(async move {
+                    let mut sum = 0;
+                    loop {
+                        match server.await.unwrap() {
+                            msgsend_wire::Open::Request(n, next) => {
+                                sum += n;
+                                server = next;
+                            }
+                            msgsend_wire::Open::Done => return sum,
+                        }
+                    }
+                });
+            }
+            let total = sums.join_all().await.into_iter().sum::<u64>();
+            let _ = done_tx.send(());
+            total
+        })
+    });
+    let addr = addr_rx.recv().unwrap();
+    runtime().block_on(async move {
+        let node = Node::builder().start_async().await.unwrap();
+        let connection = node.connect_async(addr).await.unwrap();
+        let mut senders = tokio::task::JoinSet::new();
+        for _ in 0..workers {
+            let connection = connection.clone();
+            senders.spawn(async move {
+                let mut client = connection
+                    .client_async::<msgsend_wire::Wire>()
+                    .await
+                    .unwrap();
+                for i in 0..size / workers {
+                    client = client.request(REQUEST).unwrap();
+                    if i % YIELD_EVERY == YIELD_EVERY - 1 {
+                        tokio::task::yield_now().await;
+                    }
+                }
+                client.done().unwrap();
+            });
+        }
+        senders.join_all().await;
+        // This node's pumps and writer must send everything before it goes.
+        let _ = done_rx.await;
+        drop(node);
+    });
+    server.join().unwrap()
+}
+
+/// The typed pump, blocking: node drivers (and their pumps) on their own threads, a thread per
+/// worker and per session.
+fn typed_blocking(size: u64, workers: u64) -> u64 {
+    let server = Node::builder().listen(localhost()).start().unwrap();
+    let mut incoming = server.incoming::<msgsend_wire::Wire>();
+    let summing = thread::spawn(move || {
+        let sums: Vec<_> = (0..workers)
+            .map(|_| {
+                let session = incoming.accept().unwrap();
+                thread::spawn(move || sum_typed(session))
+            })
+            .collect();
+        sums.into_iter().map(|s| s.join().unwrap()).sum::<u64>()
+    });
+    let client = Node::builder().start().unwrap();
+    let connection = client.connect(server.local_addr().unwrap()).unwrap();
+    let threads: Vec<_> = (0..workers)
+        .map(|_| {
+            let connection = connection.clone();
+            thread::spawn(move || {
+                let mut client = connection.client::<msgsend_wire::Wire>().unwrap();
+                for _ in 0..size / workers {
+                    client = client.request(REQUEST).unwrap();
+                }
+                client.done().unwrap();
+            })
+        })
+        .collect();
+    for thread in threads {
+        thread.join().unwrap();
+    }
+    let total = summing.join().unwrap();
+    drop(client);
+    total
+}
+
 const FLOOR: &str = "hand-written tokio TCP + codec + postcard (floor)";
 
 const IMPLEMENTATIONS: &[Implementation] = &[
@@ -241,7 +368,14 @@ const IMPLEMENTATIONS: &[Implementation] = &[
         name: "pipes-net RawSession, blocking (node threads)",
         run: net_blocking,
     },
-    // The typed pump's row goes here when `#[wire]` lands.
+    Implementation {
+        name: "pipes-net typed pump (#[wire]), async",
+        run: typed_async,
+    },
+    Implementation {
+        name: "pipes-net typed pump (#[wire]), blocking",
+        run: typed_blocking,
+    },
     Implementation {
         name: "pipes port_set (local, for scale)",
         run: pipes_port_set,

@@ -15,8 +15,9 @@
 //! (defaults 100000 and 3). Every implementation runs in the same process, interleaved,
 //! `REPEATS` times; the table shows the median. A measurement stops after two seconds.
 //!
-//! The typed API (a generated pump bridging a local endpoint to a `RawSession`) will add a row
-//! here: "pipes-net typed pump" beside "pipes-net RawSession".
+//! The typed rows run a `#[wire]` protocol: the user holds the endpoints `init()` would give,
+//! and a generated pump on each node bridges them to a `RawSession` like the raw rows' (issue
+//! 15's target: the bridge costs under 5% of a loopback round trip).
 
 mod common;
 #[path = "common/remote.rs"]
@@ -30,6 +31,15 @@ use std::time::{Duration, Instant};
 
 use pipes::net::{Node, Role};
 use pipes::stream;
+
+pipes::proto! {
+    /// `PINGPONG`, typed: each side's pump moves its messages to and from a `RawSession`.
+    #[wire]
+    pingpong_wire {
+        ping: send { ping(u64) -> pong }
+        pong: recv { pong(u64) -> ping }
+    }
+}
 
 /// How long one measurement of one implementation may take.
 const TIME_LIMIT: Duration = Duration::from_secs(2);
@@ -154,6 +164,77 @@ fn net_blocking(n: u64, limit: Instant) -> u64 {
     done
 }
 
+/// The typed pump, each side's node (and so its pump) on that side's current-thread runtime.
+fn typed_async(n: u64, limit: Instant) -> u64 {
+    let (addr_tx, addr_rx) = std::sync::mpsc::channel();
+    let server = thread::spawn(move || {
+        runtime().block_on(async move {
+            let node = Node::builder()
+                .listen(localhost())
+                .start_async()
+                .await
+                .unwrap();
+            let mut incoming = node.incoming::<pingpong_wire::Wire>();
+            addr_tx.send(node.local_addr().unwrap()).unwrap();
+            let mut server = incoming.accept_async().await.unwrap();
+            while let Ok(pingpong_wire::ping::ping(x, reply)) = server.await {
+                match reply.pong(x + 1) {
+                    Ok(next) => server = next,
+                    Err(_) => break,
+                }
+            }
+        })
+    });
+    let addr = addr_rx.recv().unwrap();
+    let done = runtime().block_on(async move {
+        let node = Node::builder().start_async().await.unwrap();
+        let mut client = node
+            .client_async::<pingpong_wire::Wire>(addr)
+            .await
+            .unwrap();
+        let mut done = 0;
+        while done < n && !out_of_time(done, limit) {
+            let pingpong_wire::pong::pong(x, next) = client.ping(done).unwrap().await.unwrap();
+            assert_eq!(x, done + 1);
+            client = next;
+            done += 1;
+        }
+        // The server's receive fails on the close, or on the connection lost when this node goes.
+        drop(client);
+        done
+    });
+    server.join().unwrap();
+    done
+}
+
+/// The typed pump, blocking: each node's driver (and its pumps) on a thread of its own.
+fn typed_blocking(n: u64, limit: Instant) -> u64 {
+    let server = Node::builder().listen(localhost()).start().unwrap();
+    let mut incoming = server.incoming::<pingpong_wire::Wire>();
+    let addr = server.local_addr().unwrap();
+    let echo = thread::spawn(move || {
+        let mut server = incoming.accept().unwrap();
+        while let Ok(pingpong_wire::ping::ping(x, reply)) = server.recv() {
+            match reply.pong(x + 1) {
+                Ok(next) => server = next,
+                Err(_) => break,
+            }
+        }
+    });
+    let client_node = Node::builder().start().unwrap();
+    let mut client = client_node.client::<pingpong_wire::Wire>(addr).unwrap();
+    let mut done = 0;
+    while done < n && !out_of_time(done, limit) {
+        let pingpong_wire::pong::pong(x, next) = client.ping(done).unwrap().recv().unwrap();
+        assert_eq!(x, done + 1);
+        client = next;
+        done += 1;
+    }
+    drop(client);
+    echo.join().unwrap();
+    done
+}
+
 const FLOOR: &str = "hand-written tokio TCP + codec + postcard (floor)";
 
 const IMPLEMENTATIONS: &[Implementation] = &[
@@ -169,7 +250,14 @@ const IMPLEMENTATIONS: &[Implementation] = &[
         name: "pipes-net RawSession, blocking (node threads)",
         run: net_blocking,
     },
-    // The typed pump's row goes here when `#[wire]` lands.
+    Implementation {
+        name: "pipes-net typed pump (#[wire]), async",
+        run: typed_async,
+    },
+    Implementation {
+        name: "pipes-net typed pump (#[wire]), blocking",
+        run: typed_blocking,
+    },
     Implementation {
         name: "pipes stream pair (local, for scale)",
         run: pipes_streams,
