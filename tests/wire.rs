@@ -784,3 +784,55 @@ async fn incoming_ends_when_its_node_shuts_down() {
     drop(server_node);
     assert!(within(5, incoming.accept_async()).await.is_none());
 }
+
+#[test]
+fn ranks_of_a_cluster_open_typed_sessions_with_each_other() {
+    watchdog(30, || {
+        // A free port on loopback for the rendezvous (bound, then released).
+        let rendezvous = std::net::TcpListener::bind("127.0.0.1:0")
+            .unwrap()
+            .local_addr()
+            .unwrap();
+        let ranks: Vec<_> = (0..3)
+            .map(|rank| {
+                std::thread::spawn(move || {
+                    let cluster = pipes::net::Cluster::builder()
+                        .rank(rank)
+                        .size(3)
+                        .rendezvous(rendezvous)
+                        .timeout(Duration::from_secs(20))
+                        .config(quick())
+                        .join()
+                        .unwrap();
+                    let got = if rank == 0 {
+                        // The bank, for each other rank apart: a session from rank 1 reaches
+                        // only the first `incoming`.
+                        let banks: Vec<_> = (1..3)
+                            .map(|customer| {
+                                let mut incoming = cluster.incoming::<bank::Wire>(customer);
+                                std::thread::spawn(move || serve_bank(incoming.accept().unwrap()))
+                            })
+                            .collect();
+                        for bank in banks {
+                            bank.join().unwrap();
+                        }
+                        Vec::new()
+                    } else {
+                        use_bank(cluster.client::<bank::Wire>(0).unwrap())
+                    };
+                    cluster.finish().unwrap();
+                    got
+                })
+            })
+            .collect();
+        let got: Vec<_> = ranks.into_iter().map(|rank| rank.join().unwrap()).collect();
+        assert_eq!(
+            got,
+            [
+                vec![],
+                vec![Some(30), None, Some(70)],
+                vec![Some(30), None, Some(70)]
+            ]
+        );
+    });
+}

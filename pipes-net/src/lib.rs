@@ -61,10 +61,8 @@
 //! ## What is next
 //!
 //! Still to come: the cause of a remote failure in `RecvError`; chunking of large payloads, so
-//! one session cannot stall the others; the typed open on a cluster
-//! (`cluster.connection(rank).client::<P>()` works today, a typed `serve` per rank does not
-//! exist yet); a graceful close of a node's connections that drains what is queued (today
-//! [`Cluster::finish`] covers it for clusters).
+//! one session cannot stall the others; a graceful close of a node's connections that drains
+//! what is queued (today [`Cluster::finish`] covers it for clusters).
 
 mod block;
 pub mod cluster;

@@ -92,11 +92,7 @@ impl Node {
     /// give it. A peer whose `P` has another fingerprint gets [`ConnectError::Incompatible`].
     /// Serving `P` again replaces the previous `Incoming`.
     pub fn incoming<P: WireProtocol>(&self) -> Incoming<P> {
-        Incoming {
-            acceptor: self.serve(P::PROTOCOL, Role::Server),
-            handle: self.handle().clone(),
-            protocol: PhantomData,
-        }
+        Incoming::new(self.serve(P::PROTOCOL, Role::Server), self.handle().clone())
     }
 }
 
@@ -118,6 +114,15 @@ impl<P: WireProtocol> std::fmt::Debug for Incoming<P> {
 }
 
 impl<P: WireProtocol> Incoming<P> {
+    /// The sessions `acceptor` hands out, their pumps spawned on `handle`'s runtime.
+    pub(crate) fn new(acceptor: Acceptor, handle: tokio::runtime::Handle) -> Self {
+        Incoming {
+            acceptor,
+            handle,
+            protocol: PhantomData,
+        }
+    }
+
     /// The next session a peer opens, as the server's endpoint for the start state; `None`
     /// once the node has shut down.
     pub async fn accept_async(&mut self) -> Option<P::Server> {

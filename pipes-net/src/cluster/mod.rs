@@ -53,8 +53,10 @@
 //! [`Cluster::open`] opens a session with a rank; the rank accepts it from
 //! [`Cluster::serve`]'s acceptor, which hands out only the sessions that rank opens. Since the
 //! ranks start together, an open that reaches a rank before it serves the protocol is retried
-//! until the node's open timeout. [`Cluster::connection`] is the connection itself, for
-//! anything a [`Connection`] does (a typed open on it will work on a cluster unchanged).
+//! until the node's open timeout. For a `#[wire]` protocol `P`, [`Cluster::client`] and
+//! [`Cluster::incoming`] are the typed forms: they hand out `P`'s own endpoints (as its
+//! `init()` does), with a pump on the cluster's runtime behind each. [`Cluster::connection`] is
+//! the connection itself, for anything a [`Connection`] does.
 //! Behind this, each other rank has a [`Node`] of its own on the cluster's runtime, holding
 //! that one connection, which is how an acceptor knows which rank a session came from.
 //! [`Cluster::finish`] leaves the cluster once every rank
@@ -126,6 +128,7 @@ use crate::error::ConnectError;
 use crate::frame::Role;
 use crate::node::{Config, Connection, Node, Protocol};
 use crate::session::{Acceptor, RawSession};
+use crate::wire::{Incoming, WireProtocol};
 use launch::check_rank;
 use rendezvous::{Me, VERDICT_GRACE, gather, link, register};
 
@@ -450,6 +453,49 @@ impl Cluster {
                 other => return other,
             }
         }
+    }
+
+    /// Opens a session of the `#[wire]` protocol `P` with `rank`, playing the client: the
+    /// client's endpoint for the start state, as `init()` would give it, with a pump on the
+    /// cluster's runtime behind it (see [`Connection::client_async`]). That rank accepts it
+    /// from [`incoming`](Self::incoming); one that does not serve `P` yet is asked again until
+    /// the open timeout, as [`open_async`](Self::open_async) does.
+    ///
+    /// # Panics
+    ///
+    /// If `rank` is this process's rank, or not below the size.
+    pub async fn client_async<P: WireProtocol>(
+        &self,
+        rank: usize,
+    ) -> Result<P::Client, ConnectError> {
+        let session = self.open_async(rank, P::PROTOCOL, Role::Client).await?;
+        let (client, pump) = P::client(session);
+        self.runtime.spawn(pump);
+        Ok(client)
+    }
+
+    /// [`client_async`](Self::client_async), blocking the thread. Not for async code.
+    ///
+    /// # Panics
+    ///
+    /// If `rank` is this process's rank, or not below the size.
+    pub fn client<P: WireProtocol>(&self, rank: usize) -> Result<P::Client, ConnectError> {
+        block_on(self.client_async::<P>(rank))
+    }
+
+    /// Serves the `#[wire]` protocol `P` to `rank`: the sessions that rank opens with
+    /// [`client`](Self::client) arrive as the server's endpoint for the start state. Ends (no
+    /// more sessions) once the connection to that rank is lost, as [`serve`](Self::serve)'s
+    /// acceptor does.
+    ///
+    /// # Panics
+    ///
+    /// If `rank` is this process's rank, or not below the size.
+    pub fn incoming<P: WireProtocol>(&self, rank: usize) -> Incoming<P> {
+        Incoming::new(
+            self.serve(rank, P::PROTOCOL, Role::Server),
+            self.runtime.clone(),
+        )
     }
 
     /// [`open_async`](Self::open_async), blocking the thread. Not for async code.
