@@ -5,8 +5,8 @@
 //! packet per message), and both with raw packets driven by hand.
 //!
 //! Run: `cargo bench --bench pingpong [-- ROUND_TRIPS [REPEATS]]` (defaults 1000000 and 3).
-//! Every implementation runs in the same process, interleaved, `REPEATS` times; the table shows
-//! the median. A measurement stops early after two seconds, so slow implementations do fewer
+//! Every implementation runs in the same process, interleaved, `REPEATS` times (those whose
+//! hand-offs park after all the others'); the table shows the median. A measurement stops early after two seconds, so slow implementations do fewer
 //! round trips and the whole run stays short; the table prints the median count done.
 
 mod common;
@@ -41,6 +41,10 @@ const TIME_LIMIT: Duration = Duration::from_secs(2);
 struct Implementation {
     name: &'static str,
     run: fn(n: u64, limit: Instant) -> u64,
+    /// Whether its hand-offs park the threads (tens of µs each): such rows are measured after
+    /// every other row's repeats, since a stretch of parked hand-offs leaves this VM's vCPUs slow
+    /// for a while (the next repeat's first rows lost 1.5-4x when they followed one).
+    parks: bool,
 }
 
 fn pipes_streams(n: u64, limit: Instant) -> u64 {
@@ -206,48 +210,57 @@ const IMPLEMENTATIONS: &[Implementation] = &[
     Implementation {
         name: "pipes stream pair",
         run: pipes_streams,
+        parks: false,
     },
     Implementation {
         name: "pipes oneshot per message",
         run: pipes_oneshots,
+        parks: false,
     },
     Implementation {
         name: "pipes proto! bounded",
         run: proto_bounded,
+        parks: false,
     },
     Implementation {
         name: "pipes proto! unbounded",
         run: proto_unbounded,
+        parks: false,
     },
     Implementation {
         name: "pipes raw packets",
         run: raw_packets,
+        parks: false,
     },
     Implementation {
         name: BASELINE,
         run: crossbeam_unbounded,
+        parks: false,
     },
     Implementation {
         name: "crossbeam-channel bounded(1)",
         run: crossbeam_bounded1,
+        parks: false,
     },
     Implementation {
         name: "std::sync::mpsc",
         run: std_mpsc,
+        parks: true,
     },
     Implementation {
         name: "flume unbounded",
         run: flume_unbounded,
+        parks: true,
     },
     Implementation {
         name: "kanal unbounded",
         run: kanal_unbounded,
+        parks: false,
     },
-    // Last: a run of parked hand-offs leaves the machine slower for a while (the rows after it
-    // lost 1.5-2x when it ran second).
     Implementation {
         name: "pipes stream pair, spin off",
         run: pipes_streams_spin_off,
+        parks: true,
     },
 ];
 
@@ -275,15 +288,23 @@ fn main() {
     let round_trips = numbers.first().copied().unwrap_or(1_000_000);
     let repeats = numbers.get(1).copied().unwrap_or(3).max(1) as usize;
 
+    // The rows that spin first, interleaved, then the rows that park (see `parks`).
+    let order: Vec<usize> = (0..IMPLEMENTATIONS.len())
+        .filter(|&i| !IMPLEMENTATIONS[i].parks)
+        .chain((0..IMPLEMENTATIONS.len()).filter(|&i| IMPLEMENTATIONS[i].parks))
+        .collect();
+
     // Warm up: the first run of each pays for cold caches and lazy initialisation.
-    for implementation in IMPLEMENTATIONS {
-        measure(implementation, 2_000);
+    for &i in &order {
+        measure(&IMPLEMENTATIONS[i], 2_000);
     }
 
     let mut samples = vec![Vec::new(); IMPLEMENTATIONS.len()];
-    for _ in 0..repeats {
-        for (i, implementation) in IMPLEMENTATIONS.iter().enumerate() {
-            samples[i].push(measure(implementation, round_trips));
+    for parks in [false, true] {
+        for _ in 0..repeats {
+            for &i in order.iter().filter(|&&i| IMPLEMENTATIONS[i].parks == parks) {
+                samples[i].push(measure(&IMPLEMENTATIONS[i], round_trips));
+            }
         }
     }
 
