@@ -8,28 +8,13 @@ mod common;
 
 use common::{pair, quick, within};
 
-pipes::proto! {
-    /// Online banking, across the wire.
-    #[wire]
-    pub bank {
-        Login: send {
-            Login(String, String) -> LoginResponse,
-        }
-        LoginResponse: recv {
-            LoggedIn -> Connected,
-            Invalid -> Login,
-        }
-        Connected: send {
-            Deposit(u64) -> Connected,
-            Withdrawal(u64) -> WithdrawalResponse,
-            Logout -> !,
-        }
-        WithdrawalResponse: recv {
-            Money(u64) -> Connected,
-            InsufficientFunds -> Connected,
-        }
-    }
-}
+// The bank of `examples/remote_bank.rs`, which two tests also run as processes: one
+// declaration, so both ends always have the same fingerprint.
+#[allow(dead_code)]
+#[path = "../examples/remote_bank.rs"]
+mod remote_bank;
+
+use remote_bank::bank;
 
 /// The bank's side of one session: a password of "pw", and a balance.
 fn serve_bank(mut login: bank::server::Login) {
@@ -470,10 +455,6 @@ async fn one_select_waits_on_a_local_and_a_remote_session() {
     assert_eq!(within(5, which).await.unwrap(), "remote refused");
 }
 
-#[allow(dead_code)]
-#[path = "../examples/remote_bank.rs"]
-mod remote_bank;
-
 /// `examples/remote_bank`, as `cargo test` builds it beside the tests (it builds every
 /// example); `None` when only some targets were built (`cargo test --test wire`).
 fn example_binary() -> Option<std::path::PathBuf> {
@@ -562,7 +543,6 @@ fn a_bank_process_killed_mid_session_fails_the_customers_receive() {
         return;
     };
     watchdog(60, move || {
-        use remote_bank::bank;
         let (bank_process, addr) = bank_process(&binary);
         let node = Node::builder().config(quick()).start().unwrap();
         let login = node.client::<bank::Wire>(addr).unwrap();
