@@ -127,7 +127,7 @@ use crate::endpoint::sealed::Sealed;
 use crate::error::{RecvError, RecvTimeoutError, TryRecvError};
 use crate::ready_list::Armed;
 use crate::select::Selectable;
-use crate::spin::{linger, spin_until};
+use crate::spin::{Chase, linger, spin_until};
 use crate::stream::{Chan, Port, stream};
 use crate::sync::{Arc, AtomicUsize};
 use crate::take::Take;
@@ -195,6 +195,8 @@ enum Poll<T> {
 pub struct PortSet<T> {
     local: RefCell<Local<T>>,
     list: Arc<ReadyList>,
+    /// Whether blocking receives keep catching up with one port's sender sending flat out.
+    chase: Chase,
 }
 
 fn closed() -> RecvError {
@@ -214,6 +216,7 @@ impl<T> PortSet<T> {
                 spare: Vec::new(),
             }),
             list: Arc::new(ReadyList::new()),
+            chase: Chase::default(),
         }
     }
 
@@ -360,12 +363,26 @@ impl<T> PortSet<T> {
                     }
                     Take::Empty => {
                         local.current = None;
+                        let alone = local.ready.is_empty() && !self.list.is_pending();
+                        // The one busy port ran dry in its turn: if its sender keeps sending a
+                        // moment later, let it run ahead (see `Chase`), unless another port
+                        // turned up meanwhile.
+                        if served > 0
+                            && linger
+                            && alone
+                            && self.chase.caught_up(|| {
+                                !matches!(member.port.look(), Take::Empty)
+                                    && !self.list.is_pending()
+                            })
+                        {
+                            local.current = Some((index, 0));
+                            continue;
+                        }
                         // A port that ran dry in its turn is likely busy: it goes to the back
                         // unwatched and is looked at again next round, which costs a load
                         // where a watch costs a write its sender would have to take back. A
                         // port found dry at the start of its turn is watched, unless a wait
                         // would come next and its sender sends within a moment.
-                        let alone = local.ready.is_empty() && !self.list.is_pending();
                         if served == 0 && linger && alone && self.lingered(&member.port) {
                             local.current = Some((index, 0));
                             continue;

@@ -89,6 +89,7 @@ use crate::endpoint::sealed::Sealed;
 use crate::error::{RecvError, RecvTimeoutError, SendError, TryRecvError};
 use crate::lane::{LaneRx, LaneTx, lane};
 use crate::mpsc::SharedQueue;
+use crate::spin::Chase;
 use crate::sync::Arc;
 use crate::take::Take;
 use crate::target::{PortTarget, Target};
@@ -102,6 +103,7 @@ pub fn stream<T>() -> (Port<T>, Chan<T>) {
         Port {
             rx,
             shared: OnceCell::new(),
+            chase: Chase::default(),
         },
         Chan { tx },
     )
@@ -135,6 +137,8 @@ pub struct Port<T> {
     /// Once the chan became a shared chan and the lane is drained: the queue its senders send
     /// into, whose one consumer this port is.
     shared: OnceCell<Arc<SharedQueue<T>>>,
+    /// Whether blocking receives keep catching up with a sender sending flat out.
+    chase: Chase,
 }
 
 impl<T> Port<T> {
@@ -199,7 +203,9 @@ impl<T> Port<T> {
                 Take::Message(message) => return Ok(message),
                 Take::Closed => return Err(closed()),
                 Take::Empty => {
-                    self.wait(None);
+                    if !self.chase.caught_up(|| !matches!(self.look(), Take::Empty)) {
+                        self.wait(None);
+                    }
                 }
             }
         }
@@ -231,7 +237,11 @@ impl<T> Port<T> {
                 Take::Closed => return Err(RecvTimeoutError::Disconnected(closed())),
                 // One last look after the deadline, so a message that came with it is taken.
                 Take::Empty if timed_out => return Err(RecvTimeoutError::Timeout(())),
-                Take::Empty => timed_out = !self.wait(Some(deadline)),
+                Take::Empty => {
+                    if !self.chase.caught_up(|| !matches!(self.look(), Take::Empty)) {
+                        timed_out = !self.wait(Some(deadline));
+                    }
+                }
             }
         }
     }
