@@ -437,9 +437,9 @@ fn table(senders: usize, sizes: &[usize], messages: u64, repeats: usize) {
 /// Measures a `SharedChan` against crossbeam's cloned `Sender` and prints one table.
 fn shared_chan_table(senders: &[usize], messages: u64, repeats: usize) {
     println!(
-        "shared chan: S senders through clones of one SharedChan (a Chan behind a parking_lot \
-         mutex) into one port, beside crossbeam unbounded Sender clones; median of {repeats}; \
-         ns per message received; 'speed' as above"
+        "shared chan: S senders through clones of one SharedChan (its lock-free queue) into \
+         one port, beside crossbeam unbounded Sender clones; median of {repeats}; ns per \
+         message received; 'speed' as above"
     );
     println!(
         "| {:>6} | {:>9} | {:>10} | {:>9} | {:>9} | {:>10} | {:>9} | {:>7} |",

@@ -15,8 +15,9 @@
 
 use std::fmt;
 
+use crate::error::RecvError;
 use crate::lane::{LaneRx, LaneTx, lane};
-use crate::packet::Receiving;
+use crate::packet::{Receiving, StateName};
 use crate::take::Take;
 use crate::wait::{Settled, StateWord};
 
@@ -58,6 +59,23 @@ impl<Tx, Rx> Receiving for Duplex<Tx, Rx> {
     #[inline]
     fn idle(&self) -> usize {
         self.rx.idle()
+    }
+
+    /// As a port receives: from what the last look at the word found first, and chasing a
+    /// peer that sends flat out (see `spin::Chase`); the word only when that runs out.
+    #[inline]
+    fn receive(self, at: &StateName) -> Result<(Rx, Self), RecvError> {
+        loop {
+            match self.rx.try_recv() {
+                Take::Message(message) => return Ok((message, self)),
+                Take::Closed => return Err(at.closed()),
+                Take::Empty => {
+                    if !self.rx.caught_up() {
+                        self.word().wait(self.idle(), None);
+                    }
+                }
+            }
+        }
     }
 
     /// The next message and this side, or `None` if the peer hung up before sending one.

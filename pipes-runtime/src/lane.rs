@@ -42,6 +42,7 @@ use crossbeam_utils::CachePadded;
 
 use crate::drop_queue::{self, DropQueue, Panics};
 use crate::mpsc::SharedQueue;
+use crate::spin::Chase;
 use crate::sync::{Arc, AtomicPtr, AtomicUsize, Ordering, UnsafeCell};
 use crate::take::Take;
 use crate::wait::{StateWord, is_waiter, wake};
@@ -232,6 +233,8 @@ struct Rx<T> {
     segment: NonNull<Segment<T>>,
     slots: usize,
     slot: usize,
+    /// Whether blocking receives keep catching up with a sender sending flat out.
+    chase: Chase,
 }
 
 /// What the sending end alone reads and writes. In the lane rather than in the endpoint so that
@@ -291,6 +294,7 @@ pub(crate) fn lane<T>() -> (LaneRx<T>, LaneTx<T>) {
             segment,
             slots,
             slot: 0,
+            chase: Chase::default(),
         })),
         spare: AtomicPtr::new(ptr::null_mut()),
         ends: AtomicUsize::new(2),
@@ -521,6 +525,21 @@ impl<T> LaneRx<T> {
         let lane = self.lane();
         // SAFETY: as in `idle`.
         lane.rx.with_mut(|rx| unsafe { take(lane, &mut *rx) })
+    }
+
+    /// After a blocking receive found nothing: whether a message is here a moment later,
+    /// pausing first while the receiver keeps catching up with its sender (see [`Chase`]).
+    pub(crate) fn caught_up(&self) -> bool {
+        let lane = self.lane();
+        lane.rx.with_mut(|rx| {
+            // SAFETY: as in `idle`.
+            let rx = unsafe { &mut *rx };
+            let chase = std::mem::take(&mut rx.chase);
+            // SAFETY: as in `idle`.
+            let found = chase.caught_up(|| !matches!(unsafe { look(lane, rx) }, Take::Empty));
+            rx.chase = chase;
+            found
+        })
     }
 
     /// Once the lane is closed: the queue its sender upgraded to, if it did (once; the

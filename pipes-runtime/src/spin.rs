@@ -259,7 +259,10 @@ mod tests {
         }
         assert!(chase.chasing(), "caught up {CHASING} times in a row");
         assert!(chase.caught_up(|| true));
-        assert!(chase.chasing(), "a chase lasts while the sender keeps sending");
+        assert!(
+            chase.chasing(),
+            "a chase lasts while the sender keeps sending"
+        );
         // A look that finds nothing (a round trip's reply, a sender that stopped) ends it.
         assert!(!chase.caught_up(|| false));
         assert!(!chase.chasing());
