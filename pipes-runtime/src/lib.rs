@@ -28,7 +28,9 @@
 //!   its receiver (numbers in `alloc.rs`).
 //! - A receiver that finds nothing spins for a bounded, per-thread adaptive *time*
 //!   (`spin.rs`), then leaves its waiter (`waiter.rs`) in the state word and parks. The waiter
-//!   is a thread handle or an async task's `Waker`.
+//!   is a thread handle or an async task's `Waker`. A stream's receiver that keeps catching up
+//!   with a sender sending flat out pauses 1 µs before its next look (`spin::Chase`): its looks
+//!   would otherwise make every send take the publishing line back.
 //! - Bounded protocols (`buffer.rs`) get one session buffer with a packet per state, reused
 //!   every time round; the two sides each hold one share of it, handed from endpoint to
 //!   endpoint, so no reference count moves per message.
