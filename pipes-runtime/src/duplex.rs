@@ -14,8 +14,9 @@
 //! lane's drop), however many there are and whatever endpoints they carry.
 
 use std::fmt;
+use std::time::Instant;
 
-use crate::error::RecvError;
+use crate::error::{RecvError, RecvTimeoutError, TryRecvError};
 use crate::lane::{LaneRx, LaneTx, lane};
 use crate::packet::{Receiving, StateName};
 use crate::take::Take;
@@ -72,6 +73,38 @@ impl<Tx, Rx> Receiving for Duplex<Tx, Rx> {
                 Take::Empty => {
                     if !self.rx.caught_up() {
                         self.word().wait(self.idle(), None);
+                    }
+                }
+            }
+        }
+    }
+
+    /// Takes from what the last look found, then looks at the word once.
+    #[inline]
+    fn try_receive(self, at: &StateName) -> Result<(Rx, Self), TryRecvError<Self>> {
+        match self.rx.try_recv() {
+            Take::Message(message) => Ok((message, self)),
+            Take::Closed => Err(TryRecvError::Disconnected(at.closed())),
+            Take::Empty => Err(TryRecvError::Empty(self)),
+        }
+    }
+
+    /// As [`receive`](Receiving::receive), until `deadline`.
+    fn receive_until(
+        self,
+        deadline: Instant,
+        at: &StateName,
+    ) -> Result<(Rx, Self), RecvTimeoutError<Self>> {
+        let mut timed_out = false;
+        loop {
+            match self.rx.try_recv() {
+                Take::Message(message) => return Ok((message, self)),
+                Take::Closed => return Err(RecvTimeoutError::Disconnected(at.closed())),
+                // One last look after the deadline, so a message that came with it is taken.
+                Take::Empty if timed_out => return Err(RecvTimeoutError::Timeout(self)),
+                Take::Empty => {
+                    if !self.rx.caught_up() {
+                        timed_out = self.word().wait(self.idle(), Some(deadline)).is_none();
                     }
                 }
             }
