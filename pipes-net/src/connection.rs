@@ -23,6 +23,7 @@ use crate::error::{ConnectError, SessionError};
 use crate::frame::{AbortCode, CONNECTION, Frame, FrameError, Kind, Role};
 use crate::node::{Config, Protocol, Registry};
 use crate::session::{Event, RawSession};
+use crate::shutdown::Pumps;
 
 /// The first frame each end sends: who we are and which version of the frames we speak.
 const HELLO: &[u8] = b"pipes-net/1";
@@ -41,8 +42,10 @@ pub enum Origin {
 pub(crate) struct Conn {
     pub(crate) config: Config,
     registry: Arc<Registry>,
-    /// Encoded frames (length prefix included) for the writer task.
-    out: mpsc::UnboundedSender<Bytes>,
+    /// What the writer task sends: encoded frames (length prefix included), in order.
+    out: mpsc::UnboundedSender<Out>,
+    /// The pumps of the node's typed sessions, which its shutdown waits for.
+    pub(crate) pumps: Arc<Pumps>,
     sessions: Mutex<HashMap<u64, Entry>>,
     /// Why the connection died; set once.
     failure: OnceLock<SessionError>,
@@ -52,6 +55,15 @@ pub(crate) struct Conn {
     /// The highest id of a session the peer opened (only the reader task writes it).
     peer_max: AtomicU64,
     pub(crate) handle: tokio::runtime::Handle,
+}
+
+/// What the writer task takes from the outbound queue.
+pub(crate) enum Out {
+    /// A frame, length prefix included.
+    Frame(Bytes),
+    /// The end of the connection's outbound stream: write what came before, flush, shut the
+    /// write half down, then answer.
+    Finish(oneshot::Sender<()>),
 }
 
 /// A session as the reader task sees it.
@@ -156,7 +168,7 @@ impl Conn {
             return Err(failure);
         }
         self.out
-            .send(bytes)
+            .send(Out::Frame(bytes))
             .map_err(|_| self.failure().unwrap_or_else(closed_by_node))
     }
 
@@ -170,6 +182,22 @@ impl Conn {
                 other => SessionError::Violation(other.to_string()),
             })?;
         self.send_bytes(out.freeze())
+    }
+
+    /// Ends the connection gracefully: every frame queued before this call is written and
+    /// flushed, the write half is shut down (the peer reads the end of the stream after the
+    /// frames), and then this waits for the peer to end its side too, so that closing the
+    /// socket with the peer's unread bytes in it cannot reset the connection under the frames
+    /// just sent. Not bounded by itself: the node's shutdown puts its deadline on it, then
+    /// fails the connection.
+    pub(crate) async fn finish(&self) {
+        let (done, written) = oneshot::channel();
+        if self.out.send(Out::Finish(done)).is_ok() {
+            // An error: the writer died (the connection failed) before it got there.
+            let _ = written.await;
+        }
+        let mut dead = self.dead.subscribe();
+        stopped(&mut dead).await;
     }
 
     /// Forgets a session this end ended; whether it was still live.
@@ -543,6 +571,7 @@ pub(crate) async fn start<T>(
     origin: Origin,
     config: Config,
     registry: Arc<Registry>,
+    pumps: Arc<Pumps>,
     handle: tokio::runtime::Handle,
 ) -> Result<Arc<Conn>, ConnectError>
 where
@@ -580,6 +609,7 @@ where
         config,
         registry,
         out,
+        pumps,
         sessions: Mutex::new(HashMap::new()),
         failure: OnceLock::new(),
         dead,
@@ -632,48 +662,62 @@ async fn read_loop<R: AsyncRead + Unpin>(
 
 async fn write_loop<W: AsyncWrite + Unpin>(
     conn: Arc<Conn>,
-    mut queue: mpsc::UnboundedReceiver<Bytes>,
+    mut queue: mpsc::UnboundedReceiver<Out>,
     mut write: BufWriter<W>,
 ) {
     let mut dead = conn.dead.subscribe();
+    // A dead connection owes the peer nothing more: stop at once, even inside a write that
+    // a peer which does not read would hold forever.
+    let written = tokio::select! {
+        () = stopped(&mut dead) => Ok(()),
+        written = write_frames(&conn, &mut queue, &mut write) => written,
+    };
+    if let Err(error) = written {
+        conn.fail(SessionError::ConnectionLost(Arc::new(error)));
+    }
+}
+
+/// Writes what comes through `queue`, and a heartbeat whenever the connection has been idle
+/// for the heartbeat interval, until the queue closes or a [`Out::Finish`] is done.
+async fn write_frames<W: AsyncWrite + Unpin>(
+    conn: &Conn,
+    queue: &mut mpsc::UnboundedReceiver<Out>,
+    write: &mut BufWriter<W>,
+) -> io::Result<()> {
     let mut heartbeat = tokio::time::interval(conn.config.heartbeat_interval);
     heartbeat.set_missed_tick_behavior(tokio::time::MissedTickBehavior::Delay);
     let mut ping = BytesMut::new();
     let _ = Frame::new(CONNECTION, Kind::Ping).encode(usize::MAX, &mut ping);
     let ping = ping.freeze();
     loop {
-        let written: io::Result<()> = tokio::select! {
-            biased;
-            () = stopped(&mut dead) => {
-                // Best effort: what was queued before the end (an Abort, say) still goes.
-                while let Ok(bytes) = queue.try_recv() {
-                    if write.write_all(&bytes).await.is_err() {
-                        break;
+        tokio::select! {
+            out = queue.recv() => {
+                let mut next = out;
+                // Write what is queued, then flush once.
+                loop {
+                    match next {
+                        None => {
+                            write.flush().await?;
+                            return Ok(());
+                        }
+                        Some(Out::Frame(bytes)) => write.write_all(&bytes).await?,
+                        Some(Out::Finish(done)) => {
+                            write.shutdown().await?;
+                            let _ = done.send(());
+                            return Ok(());
+                        }
                     }
+                    next = match queue.try_recv() {
+                        Ok(out) => Some(out),
+                        Err(_) => break,
+                    };
                 }
-                let _ = write.flush().await;
-                let _ = write.shutdown().await;
-                return;
+                write.flush().await?;
             }
-            bytes = queue.recv() => match bytes {
-                None => return,
-                Some(bytes) => async {
-                    write.write_all(&bytes).await?;
-                    // Drain what else is queued, then flush once.
-                    while let Ok(bytes) = queue.try_recv() {
-                        write.write_all(&bytes).await?;
-                    }
-                    write.flush().await
-                }.await,
-            },
-            _ = heartbeat.tick() => async {
+            _ = heartbeat.tick() => {
                 write.write_all(&ping).await?;
-                write.flush().await
-            }.await,
-        };
-        if let Err(error) = written {
-            conn.fail(SessionError::ConnectionLost(Arc::new(error)));
-            return;
+                write.flush().await?;
+            }
         }
     }
 }

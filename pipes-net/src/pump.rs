@@ -33,6 +33,7 @@ use serde::Serialize;
 use serde::de::DeserializeOwned;
 
 use crate::session::RawSession;
+use crate::shutdown::PumpMark;
 
 /// What every payload of a `#[wire]` protocol must be: serialized and deserialized by serde
 /// (with postcard), and moved to the pump's task. Each protocol's generated code states it
@@ -134,7 +135,9 @@ pub trait PumpState: Sized + Send + 'static {
 
 /// Runs a pump from `state` over `session`: the task a typed session's node spawns.
 pub fn pump<S: PumpState>(state: S, session: RawSession) -> PumpTask {
-    Box::pin(run(state, session))
+    // Registered now, not at the task's first poll: a node shut down before that waits for it.
+    let mark = session.register_pump();
+    Box::pin(run(state, session, mark))
 }
 
 /// A pump for a protocol whose start state has no messages: nothing ever crosses, so the
@@ -144,9 +147,10 @@ pub fn idle(session: RawSession) -> PumpTask {
     Box::pin(std::future::ready(()))
 }
 
-async fn run<S: PumpState>(mut state: S, session: RawSession) {
+async fn run<S: PumpState>(mut state: S, session: RawSession, mark: PumpMark) {
     let mut pump = Pump {
         session: Some(session),
+        mark,
         payload: Bytes::new(),
         state: 0,
         msg: 0,
@@ -162,6 +166,8 @@ async fn run<S: PumpState>(mut state: S, session: RawSession) {
 pub struct Pump {
     /// The session, until it ends.
     session: Option<RawSession>,
+    /// How a node's shutdown learns that the pump has nothing left to send.
+    mark: PumpMark,
     /// The payload of the message received last, from where [`Pump::take`] goes on.
     payload: Bytes,
     /// The state and message of that message, for errors.
@@ -186,13 +192,19 @@ impl Pump {
         F: Future<Output = Result<M, E>> + Unpin,
     {
         let session = self.session.as_mut()?;
-        let local = tokio::select! {
-            biased;
-            received = &mut recv => match received {
-                Ok(message) => Local::Message(message),
-                Err(_) => Local::Gone,
-            },
-            remote = session.recv_async() => Local::Remote(remote),
+        let mark = &mut self.mark;
+        let local = loop {
+            tokio::select! {
+                biased;
+                received = &mut recv => break match received {
+                    Ok(message) => Local::Message(message),
+                    Err(_) => Local::Gone,
+                },
+                remote = session.recv_async() => break Local::Remote(remote),
+                // Polled after the local endpoint: a dropped endpoint is seen before this
+                // reports idle to a shutdown.
+                () = mark.asked() => mark.idle(),
+            }
         };
         match local {
             Local::Message(message) => Some(message),
@@ -254,7 +266,15 @@ impl Pump {
     /// The next message from the peer, which must be one of the `messages` messages of state
     /// `state`: its index. Anything else is a violation; a failed session is `None`.
     pub async fn remote(&mut self, state: u32, messages: u32) -> Option<u32> {
-        let received = self.session.as_mut()?.recv_async().await;
+        let session = self.session.as_mut()?;
+        let mark = &mut self.mark;
+        let received = loop {
+            tokio::select! {
+                biased;
+                received = session.recv_async() => break received,
+                () = mark.asked() => mark.idle(),
+            }
+        };
         match received {
             Ok(message) if message.state == state && message.msg < messages => {
                 (self.state, self.msg) = (message.state, message.msg);

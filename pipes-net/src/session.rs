@@ -121,6 +121,11 @@ impl RawSession {
         }
     }
 
+    /// Registers a pump for this session with its node, whose shutdown then waits for it.
+    pub(crate) fn register_pump(&self) -> crate::shutdown::PumpMark {
+        self.conn.pumps.register()
+    }
+
     /// The session's id on its connection.
     pub fn id(&self) -> u64 {
         self.id
