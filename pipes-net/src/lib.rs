@@ -20,7 +20,10 @@
 //! - [`Cluster`] ([`cluster`]): processes started by `mpirun`, `mpiexec` or `srun` (or by
 //!   hand) meet through rank 0 and keep one [`Connection`] per pair of ranks;
 //!   [`Cluster::from_env`] reads rank and size from the launcher.
-//! - [`frame`]: the frames one connection carries, encoded and decoded without panics.
+//! - [`frame`]: the frames one connection carries, encoded and decoded without panics. A
+//!   message longer than a chunk ([`Config::chunk`], 64 KiB) crosses as chunks that the
+//!   writer interleaves with other sessions' frames, so one large message does not stall the
+//!   others; the receiver puts it together within [`Config::max_message`].
 //! - Errors: [`ConnectError`] when opening, [`SessionError`] when an open session fails. A
 //!   connection that dies (reset, end of stream, a malformed or oversized frame, a heartbeat
 //!   timeout, the node shut down) fails every session on it: nothing waits forever.
@@ -62,8 +65,7 @@
 //!
 //! ## What is next
 //!
-//! Still to come: the cause of a remote failure in `RecvError`; chunking of large payloads, so
-//! one session cannot stall the others.
+//! Still to come: the cause of a remote failure in `RecvError`.
 
 mod block;
 pub mod cluster;

@@ -14,7 +14,7 @@ use tokio::sync::{mpsc, watch};
 use crate::block::block_on;
 use crate::connection::{self, Conn, Origin, closed_by_node, lock};
 use crate::error::ConnectError;
-use crate::frame::{DEFAULT_MAX_FRAME, Role};
+use crate::frame::{DEFAULT_CHUNK, DEFAULT_MAX_FRAME, DEFAULT_MAX_MESSAGE, Limits, Role};
 use crate::session::{Acceptor, RawSession};
 use crate::shutdown::Pumps;
 
@@ -66,8 +66,21 @@ impl Protocol {
 /// A node's settings; [`Config::default`] suits loopback and LANs.
 #[derive(Clone, Copy, Debug)]
 pub struct Config {
-    /// The largest frame body, sent or received (default 16 MiB).
+    /// The largest frame body, sent or received (default 16 MiB). Messages longer than a
+    /// frame cross as chunks, so this bounds the frames, not the messages.
     pub max_frame: usize,
+    /// The payload bytes of one chunk (default 64 KiB, [`DEFAULT_CHUNK`]): a message with a
+    /// longer payload is sent as chunks, which the writer interleaves with other sessions'
+    /// frames, so one large message delays the others by a chunk at a time, not by its whole
+    /// length (see [`frame`](crate::frame#chunks)). Smaller chunks share the connection more
+    /// finely at a little more overhead per byte.
+    pub chunk: usize,
+    /// The longest message payload, sent or received (default 64 MiB,
+    /// [`DEFAULT_MAX_MESSAGE`]): a longer send fails with
+    /// [`SessionError::MessageTooLarge`](crate::SessionError::MessageTooLarge), and a peer
+    /// that announces or sends a longer one violates the session. It bounds the memory a peer
+    /// can make this end hold for one message in progress.
+    pub max_message: usize,
     /// The credit window of unbounded protocols' sessions, in messages (default 1024).
     pub window: u32,
     /// How long a dial and its hello may take (default 10 s).
@@ -85,10 +98,19 @@ pub struct Config {
     pub shutdown_timeout: Duration,
 }
 
+impl Config {
+    /// How long this end's messages and their chunks may be.
+    pub(crate) fn limits(&self) -> Limits {
+        Limits::new(self.max_frame, self.chunk, self.max_message)
+    }
+}
+
 impl Default for Config {
     fn default() -> Self {
         Config {
             max_frame: DEFAULT_MAX_FRAME,
+            chunk: DEFAULT_CHUNK,
+            max_message: DEFAULT_MAX_MESSAGE,
             window: 1024,
             connect_timeout: Duration::from_secs(10),
             open_timeout: Duration::from_secs(10),

@@ -32,6 +32,7 @@ use bytes::{Bytes, BytesMut};
 use serde::Serialize;
 use serde::de::DeserializeOwned;
 
+use crate::frame::Encoded;
 use crate::session::RawSession;
 use crate::shutdown::PumpMark;
 
@@ -162,6 +163,9 @@ async fn run<S: PumpState>(mut state: S, session: RawSession, mark: PumpMark) {
     // already).
 }
 
+/// A message [`Pump::encode`] encoded, for [`Pump::send`]: one frame, or chunks.
+pub struct Outgoing(Encoded);
+
 /// The session side of a pump, and the message it is decoding.
 pub struct Pump {
     /// The session, until it ends.
@@ -233,13 +237,13 @@ impl Pump {
     /// order). `None` if the session is over, or a payload does not serialize (then the
     /// session is aborted: the user's message is lost, and the user's endpoint sees its peer
     /// gone).
-    pub fn encode(&mut self, state: u32, msg: u32, payloads: &[&dyn Put]) -> Option<Bytes> {
+    pub fn encode(&mut self, state: u32, msg: u32, payloads: &[&dyn Put]) -> Option<Outgoing> {
         let session = self.session.as_ref()?;
         let encoded = session.encode_with(state, msg, |out| {
             payloads.iter().try_for_each(|field| field.put(out))
         });
         match encoded {
-            Ok(frame) => Some(frame),
+            Ok(message) => Some(Outgoing(message)),
             Err(error) => {
                 if let Some(session) = self.session.take() {
                     session.abort(&format!(
@@ -253,8 +257,8 @@ impl Pump {
 
     /// Sends a frame from [`encode`](Self::encode), waiting for credit in an unbounded
     /// protocol. `None` if the session failed.
-    pub async fn send(&mut self, frame: Bytes) -> Option<()> {
-        match self.session.as_ref()?.send_encoded_async(frame).await {
+    pub async fn send(&mut self, message: Outgoing) -> Option<()> {
+        match self.session.as_ref()?.send_encoded_async(message.0).await {
             Ok(()) => Some(()),
             Err(_) => {
                 self.session = None;

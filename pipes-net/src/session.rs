@@ -9,9 +9,9 @@ use serde::de::DeserializeOwned;
 use tokio::sync::mpsc;
 
 use crate::block::block_on;
-use crate::connection::{Conn, Slot, closed_by_node, lock};
+use crate::connection::{Conn, Out, Slot, closed_by_node, lock};
 use crate::error::SessionError;
-use crate::frame::{self, AbortCode, Kind};
+use crate::frame::{self, AbortCode, Encoded, Kind};
 
 /// What the reader task hands a session: a message, or the end.
 pub(crate) enum Event {
@@ -161,9 +161,9 @@ impl RawSession {
         self.send_encoded_async(out).await
     }
 
-    /// Sends a `Msg` frame encoded by [`encode_with`](Self::encode_with), waiting for credit
+    /// Sends a message encoded by [`encode_with`](Self::encode_with), waiting for credit
     /// if the protocol is unbounded.
-    pub(crate) async fn send_encoded_async(&self, out: Bytes) -> Result<(), SessionError> {
+    pub(crate) async fn send_encoded_async(&self, out: Encoded) -> Result<(), SessionError> {
         if let Some(error) = self.ended() {
             return Err(error);
         }
@@ -173,7 +173,7 @@ impl RawSession {
                 Err(_) => return Err(self.ended().unwrap_or(SessionError::PeerClosed)),
             }
         }
-        self.conn.send_bytes(out)
+        self.conn.send_out(Out::message(self.id, out))
     }
 
     /// [`send_async`](Self::send_async), blocking the thread while the credit is spent. Not
@@ -208,45 +208,29 @@ impl RawSession {
                 }
             }
         }
-        self.conn.send_bytes(out).map(|()| true)
+        self.conn
+            .send_out(Out::message(self.id, out))
+            .map(|()| true)
     }
 
-    /// A `Msg` frame of this session, whose payload `write` appends.
+    /// A message of this session, whose payload `write` appends.
     pub(crate) fn encode_with(
         &self,
         state: u32,
         msg: u32,
         write: impl FnOnce(&mut BytesMut) -> Result<(), String>,
-    ) -> Result<Bytes, SessionError> {
-        let mut out = BytesMut::with_capacity(64);
-        frame::encode_msg_with(
-            self.id,
-            state,
-            msg,
-            self.conn.config.max_frame,
-            &mut out,
-            write,
-        )?;
-        Ok(out.freeze())
+    ) -> Result<Encoded, SessionError> {
+        frame::encode_msg_with(self.id, state, msg, self.conn.config.limits(), write)
     }
 
-    /// A `Msg` frame of this session, encoded.
+    /// A message of this session, encoded.
     fn encode<T: Serialize + ?Sized>(
         &self,
         state: u32,
         msg: u32,
         payload: &T,
-    ) -> Result<Bytes, SessionError> {
-        let mut out = BytesMut::with_capacity(64);
-        frame::encode_msg(
-            self.id,
-            state,
-            msg,
-            payload,
-            self.conn.config.max_frame,
-            &mut out,
-        )?;
-        Ok(out.freeze())
+    ) -> Result<Encoded, SessionError> {
+        frame::encode_msg(self.id, state, msg, payload, self.conn.config.limits())
     }
 
     /// The next message from the peer. After the last one, the error says why there are no

@@ -288,8 +288,8 @@ fn dropping_a_node_whose_peer_stopped_reading_returns_within_the_shutdown_timeou
         // socket open until the test ends.
         let peer = std::thread::spawn(move || {
             let (mut stream, _) = listener.accept().unwrap();
-            write_body(&mut stream, b"pipes-net/1");
-            assert_eq!(read_body(&mut stream), b"pipes-net/1");
+            write_body(&mut stream, b"pipes-net/2");
+            assert_eq!(read_body(&mut stream), b"pipes-net/2");
             let open = Frame::decode(read_body(&mut stream).into()).unwrap();
             let Kind::Open { name, .. } = open.kind else {
                 panic!("{open:?}")
