@@ -61,13 +61,8 @@ pub(crate) struct Conn {
 pub(crate) enum Out {
     /// A frame of `session`, length prefix included.
     Frame { session: u64, bytes: Bytes },
-    /// A message of `session` to send as chunks.
-    Chunked {
-        session: u64,
-        state: u32,
-        msg: u32,
-        payload: Bytes,
-    },
+    /// A message to send as chunks (boxed: rare, and it keeps the queue's slots small).
+    Chunked(Box<Cut>),
     /// The end of the connection's outbound stream: write what came before, flush, shut the
     /// write half down, then answer.
     Finish(oneshot::Sender<()>),
@@ -82,12 +77,13 @@ impl Out {
                 state,
                 msg,
                 payload,
-            } => Out::Chunked {
+            } => Out::Chunked(Box::new(Cut {
                 session,
                 state,
                 msg,
                 payload,
-            },
+                written: 0,
+            })),
         }
     }
 }
@@ -100,6 +96,22 @@ struct Entry {
     opening: Option<Opening>,
     /// The chunked message the peer is sending, while it is in progress.
     chunked: Option<Chunked>,
+}
+
+/// Hands a whole message to `entry`'s session, unless it is past the credit window (then the
+/// window, to abort the session with). Called under the sessions' lock: a send to the inbox
+/// never waits, and this spares a clone of the inbox's sender per message.
+fn deliver(entry: &Entry, state: u32, msg: u32, payload: Bytes) -> Result<(), u32> {
+    let window = entry.slot.window;
+    if window > 0 && entry.slot.inflight.fetch_add(1, Ordering::AcqRel) >= window {
+        return Err(window);
+    }
+    let _ = entry.events.send(Event::Msg {
+        state,
+        msg,
+        payload,
+    });
+    Ok(())
 }
 
 /// A message frame, as [`Conn::message`] takes it.
@@ -248,6 +260,13 @@ impl Conn {
         }
         let mut dead = self.dead.subscribe();
         stopped(&mut dead).await;
+    }
+
+    /// Asks every session's pump to report in to the node's shutdown (see `shutdown.rs`).
+    pub(crate) fn settle_sessions(&self) {
+        for entry in lock(&self.sessions).values() {
+            let _ = entry.events.send(Event::Settle);
+        }
     }
 
     /// Forgets a session this end ended; whether it was still live.
@@ -440,6 +459,18 @@ impl Conn {
             return;
         };
         let max = self.config.max_message;
+        // The common case first: a whole message, nothing in progress.
+        if let Piece::Whole { state, msg } = piece
+            && entry.chunked.is_none()
+            && entry.opening.is_none()
+            && payload.len() <= max
+        {
+            if let Err(window) = deliver(entry, state, msg, payload) {
+                drop(sessions);
+                self.past_window(id, window);
+            }
+            return;
+        }
         let broken = |what: String| Some(Err(what));
         let whole = match (piece, entry.chunked.take()) {
             _ if entry.opening.is_some() => broken(format!(
@@ -504,27 +535,19 @@ impl Conn {
                 return;
             }
         };
-        let window = entry.slot.window;
-        let inflight = if window > 0 {
-            entry.slot.inflight.fetch_add(1, Ordering::AcqRel) + 1
-        } else {
-            0
-        };
-        let events = entry.events.clone();
-        drop(sessions);
-        if window > 0 && inflight > window {
-            self.abort_session(
-                id,
-                AbortCode::Violation,
-                format!("more messages in flight than the credit window of {window}"),
-            );
-            return;
+        if let Err(window) = deliver(entry, state, msg, payload) {
+            drop(sessions);
+            self.past_window(id, window);
         }
-        let _ = events.send(Event::Msg {
-            state,
-            msg,
-            payload,
-        });
+    }
+
+    /// Aborts session `id`, whose peer sent past the credit `window`.
+    fn past_window(&self, id: u64, window: u32) {
+        self.abort_session(
+            id,
+            AbortCode::Violation,
+            format!("more messages in flight than the credit window of {window}"),
+        );
     }
 
     /// Records that the peer opens session `id`; whether it is a new one (each end sends its
@@ -836,39 +859,57 @@ async fn write_frames<W: AsyncWrite + Unpin>(
     // Set once a Finish is taken: nothing after it is, and it is answered once the chunked
     // messages before it are all written.
     let mut finish: Option<oneshot::Sender<()>> = None;
+    let mut batch = Vec::with_capacity(BATCH);
     let mut head = BytesMut::new();
     loop {
-        // Everything queued now, in order.
-        while finish.is_none() {
-            match queue.try_recv() {
-                Ok(Out::Finish(done)) => finish = Some(done),
-                Ok(out) => turns.take(out, write).await?,
-                Err(mpsc::error::TryRecvError::Empty) => break,
-                Err(mpsc::error::TryRecvError::Disconnected) => {
+        if turns.cutting.is_empty() {
+            if let Some(done) = finish {
+                write.shutdown().await?;
+                let _ = done.send(());
+                return Ok(());
+            }
+            // Flush once nothing more is queued; then wait for more.
+            if queue.is_empty() {
+                write.flush().await?;
+            }
+            tokio::select! {
+                biased;
+                taken = queue.recv_many(&mut batch, BATCH) => if taken == 0 {
                     write.flush().await?;
                     return Ok(());
+                },
+                _ = heartbeat.tick() => {
+                    write.write_all(&ping).await?;
+                    continue;
+                }
+            }
+        } else if finish.is_none() {
+            // Between two pieces: whatever came in meanwhile, without waiting.
+            while batch.len() < BATCH {
+                match queue.try_recv() {
+                    Ok(out) => batch.push(out),
+                    Err(_) => break,
                 }
             }
         }
-        if turns.write_piece(write, &mut head).await? {
-            continue;
+        for out in batch.drain(..) {
+            match out {
+                // Nothing after a Finish is written.
+                _ if finish.is_some() => {}
+                // The common case first: a frame, and no chunked message it could be behind.
+                Out::Frame { bytes, .. } if turns.behind.is_empty() => {
+                    write.write_all(&bytes).await?
+                }
+                Out::Finish(done) => finish = Some(done),
+                out => turns.take(out, write).await?,
+            }
         }
-        if let Some(done) = finish {
-            write.shutdown().await?;
-            let _ = done.send(());
-            return Ok(());
-        }
-        write.flush().await?;
-        tokio::select! {
-            out = queue.recv() => match out {
-                Some(Out::Finish(done)) => finish = Some(done),
-                Some(out) => turns.take(out, write).await?,
-                None => return Ok(()),
-            },
-            _ = heartbeat.tick() => write.write_all(&ping).await?,
-        }
+        turns.write_piece(write, &mut head).await?;
     }
 }
+
+/// How many queued frames the writer takes at once.
+const BATCH: usize = 256;
 
 /// The writer's chunked messages in progress, taking turns a piece at a time, and the frames
 /// set aside behind them (a session's frames go out in the order they were queued).
@@ -882,7 +923,7 @@ struct Turns {
 }
 
 /// A chunked message being written.
-struct Cut {
+pub(crate) struct Cut {
     session: u64,
     state: u32,
     msg: u32,
@@ -908,7 +949,8 @@ impl Turns {
         write: &mut BufWriter<W>,
     ) -> io::Result<()> {
         let session = match &out {
-            Out::Frame { session, .. } | Out::Chunked { session, .. } => *session,
+            Out::Frame { session, .. } => *session,
+            Out::Chunked(cut) => cut.session,
             // The writer answers a Finish itself, before it gets here.
             Out::Finish(_) => return Ok(()),
         };
@@ -918,20 +960,9 @@ impl Turns {
         }
         match out {
             Out::Frame { bytes, .. } => write.write_all(&bytes).await,
-            Out::Chunked {
-                session,
-                state,
-                msg,
-                payload,
-            } => {
-                self.behind.insert(session, VecDeque::new());
-                self.cutting.push_back(Cut {
-                    session,
-                    state,
-                    msg,
-                    payload,
-                    written: 0,
-                });
+            Out::Chunked(cut) => {
+                self.behind.insert(cut.session, VecDeque::new());
+                self.cutting.push_back(*cut);
                 Ok(())
             }
             Out::Finish(_) => Ok(()),
@@ -963,20 +994,9 @@ impl Turns {
         while let Some(out) = behind.pop_front() {
             match out {
                 Out::Frame { bytes, .. } => write.write_all(&bytes).await?,
-                Out::Chunked {
-                    session,
-                    state,
-                    msg,
-                    payload,
-                } => {
-                    self.cutting.push_back(Cut {
-                        session,
-                        state,
-                        msg,
-                        payload,
-                        written: 0,
-                    });
-                    self.behind.insert(session, behind);
+                Out::Chunked(cut) => {
+                    self.behind.insert(cut.session, behind);
+                    self.cutting.push_back(*cut);
                     break;
                 }
                 Out::Finish(_) => {}

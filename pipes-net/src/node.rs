@@ -346,9 +346,13 @@ impl Inner {
     /// node's runtime.
     async fn shut(&self) {
         let deadline = tokio::time::Instant::now() + self.config.shutdown_timeout;
-        // First the pumps, so their last frames are queued before the connections end.
-        let _ = tokio::time::timeout_at(deadline, self.pumps.settle()).await;
         let conns: Vec<Arc<Conn>> = lock(&self.conns).iter().filter_map(Weak::upgrade).collect();
+        // First the pumps, so their last frames are queued before the connections end.
+        let round = self.pumps.begin_round();
+        for conn in &conns {
+            conn.settle_sessions();
+        }
+        let _ = tokio::time::timeout_at(deadline, self.pumps.settled(round)).await;
         let mut finishing = tokio::task::JoinSet::new();
         for conn in &conns {
             let conn = conn.clone();

@@ -204,10 +204,12 @@ impl Pump {
                     Ok(message) => Local::Message(message),
                     Err(_) => Local::Gone,
                 },
-                remote = session.recv_async() => break Local::Remote(remote),
-                // Polled after the local endpoint: a dropped endpoint is seen before this
-                // reports idle to a shutdown.
-                () = mark.asked() => mark.idle(),
+                // Polled after the local endpoint: a dropped endpoint is seen before a
+                // shutdown's settle request is taken.
+                remote = session.recv_or_settle() => match remote {
+                    Some(remote) => break Local::Remote(remote),
+                    None => mark.idle(),
+                },
             }
         };
         match local {
@@ -273,10 +275,9 @@ impl Pump {
         let session = self.session.as_mut()?;
         let mark = &mut self.mark;
         let received = loop {
-            tokio::select! {
-                biased;
-                received = session.recv_async() => break received,
-                () = mark.asked() => mark.idle(),
+            match session.recv_or_settle().await {
+                Some(received) => break received,
+                None => mark.idle(),
             }
         };
         match received {

@@ -13,7 +13,9 @@ use crate::connection::{Conn, Out, Slot, closed_by_node, lock};
 use crate::error::SessionError;
 use crate::frame::{self, AbortCode, Encoded, Kind};
 
-/// What the reader task hands a session: a message, or the end.
+/// What the reader task hands a session: a message, or the end; or, from a shutting-down
+/// node, a request that the session's pump report in (see `shutdown.rs`), which a receive
+/// skips.
 pub(crate) enum Event {
     Msg {
         state: u32,
@@ -21,6 +23,7 @@ pub(crate) enum Event {
         payload: Bytes,
     },
     End(SessionError),
+    Settle,
 }
 
 /// One message as it came off the wire: the index of the state it was sent in, its index in
@@ -237,7 +240,18 @@ impl RawSession {
     /// more: [`SessionError::PeerClosed`] when the peer ended the session, or the connection's
     /// failure.
     pub async fn recv_async(&mut self) -> Result<RawMessage, SessionError> {
-        match self.inbox.recv().await {
+        loop {
+            if let Some(received) = self.recv_or_settle().await {
+                return received;
+            }
+        }
+    }
+
+    /// [`recv_async`](Self::recv_async), or `None` when the node's shutdown asks the session's
+    /// pump to report in: the pump's receive, which is how a pump waiting on the peer hears
+    /// of the shutdown at no cost the rest of the time.
+    pub(crate) async fn recv_or_settle(&mut self) -> Option<Result<RawMessage, SessionError>> {
+        Some(match self.inbox.recv().await {
             Some(Event::Msg {
                 state,
                 msg,
@@ -251,8 +265,9 @@ impl RawSession {
                 })
             }
             Some(Event::End(error)) => Err(error),
+            Some(Event::Settle) => return None,
             None => Err(self.ended().unwrap_or_else(closed_by_node)),
-        }
+        })
     }
 
     /// [`recv_async`](Self::recv_async), blocking the thread. Not for async code.
@@ -262,7 +277,11 @@ impl RawSession {
 
     /// A received message, if one is here already (`Ok(None)` if not).
     pub fn try_recv(&mut self) -> Result<Option<RawMessage>, SessionError> {
-        match self.inbox.try_recv() {
+        let mut event = self.inbox.try_recv();
+        while let Ok(Event::Settle) = event {
+            event = self.inbox.try_recv();
+        }
+        match event {
             Ok(Event::Msg {
                 state,
                 msg,
@@ -276,7 +295,7 @@ impl RawSession {
                 }))
             }
             Ok(Event::End(error)) => Err(error),
-            Err(mpsc::error::TryRecvError::Empty) => Ok(None),
+            Ok(Event::Settle) | Err(mpsc::error::TryRecvError::Empty) => Ok(None),
             Err(mpsc::error::TryRecvError::Disconnected) => {
                 Err(self.ended().unwrap_or_else(closed_by_node))
             }

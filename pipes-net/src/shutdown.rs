@@ -4,38 +4,30 @@
 //! A user who drops a typed endpoint and then the node expects the peer to see the session
 //! closed after every message sent on it. But the endpoint's drop only wakes its pump, on the
 //! node's runtime: the pump has yet to forward what the endpoint sent and queue the `Close`.
-//! So the shutdown asks every live pump to report in (a new *round*), and waits (bounded by
-//! [`Config::shutdown_timeout`](crate::Config::shutdown_timeout)) until each has either ended
-//! or been polled, in this round, waiting on its local endpoint or on the peer with nothing to
-//! do. A pump polls its local endpoint first, so a pump whose endpoint was dropped ends (and
-//! queues its `Close`) before it can report idle; a pump whose user still holds the endpoint
-//! reports idle, and its session is cut with the connection.
+//! So the shutdown starts a new *round*, puts a settle request in every session's inbox (which
+//! a pump always watches while it waits, so this costs the pumps nothing until a shutdown), and
+//! waits (bounded by [`Config::shutdown_timeout`](crate::Config::shutdown_timeout)) until each
+//! live pump has either ended or taken the request while waiting on its local endpoint or on
+//! the peer. A pump polls its local endpoint first, so a pump whose endpoint was dropped ends
+//! (and queues its `Close`) before it can report idle; a pump whose user still holds the
+//! endpoint reports idle, and its session is cut with the connection.
 
 use std::sync::atomic::{AtomicU64, Ordering};
 use std::sync::{Arc, Mutex, Weak};
 
-use tokio::sync::{Notify, watch};
+use tokio::sync::Notify;
 
 use crate::connection::lock;
 
 /// The live pumps of one node.
+#[derive(Default)]
 pub(crate) struct Pumps {
     /// Each live pump's mark: the last round in which it was found idle.
     marks: Mutex<Vec<Weak<AtomicU64>>>,
     /// The current round; a shutdown starts a new one.
-    round: watch::Sender<u64>,
+    round: AtomicU64,
     /// Woken when a pump reports idle or ends.
     changed: Notify,
-}
-
-impl Default for Pumps {
-    fn default() -> Self {
-        Pumps {
-            marks: Mutex::new(Vec::new()),
-            round: watch::channel(0).0,
-            changed: Notify::new(),
-        }
-    }
 }
 
 impl Pumps {
@@ -46,21 +38,20 @@ impl Pumps {
         marks.retain(|mark| mark.strong_count() > 0);
         marks.push(Arc::downgrade(&mark));
         drop(marks);
-        let mut round = self.round.subscribe();
-        // A pump that starts during a shutdown reports in at its first idle wait.
-        round.mark_changed();
         PumpMark {
             mark,
-            round,
             pumps: self.clone(),
         }
     }
 
-    /// Starts a round and waits until every live pump has ended or reported idle in it.
-    /// Not bounded by itself: the caller puts a deadline on it.
-    pub(crate) async fn settle(&self) {
-        self.round.send_modify(|round| *round += 1);
-        let round = *self.round.borrow();
+    /// Starts a round: the caller then asks every session's pump to report in.
+    pub(crate) fn begin_round(&self) -> u64 {
+        self.round.fetch_add(1, Ordering::AcqRel) + 1
+    }
+
+    /// Waits until every live pump has ended or reported idle in `round`. Not bounded by
+    /// itself: the caller puts a deadline on it.
+    pub(crate) async fn settled(&self, round: u64) {
         loop {
             let notified = self.changed.notified();
             let mut notified = std::pin::pin!(notified);
@@ -81,22 +72,14 @@ impl Pumps {
 /// waiting shutdown.
 pub(crate) struct PumpMark {
     mark: Arc<AtomicU64>,
-    round: watch::Receiver<u64>,
     pumps: Arc<Pumps>,
 }
 
 impl PumpMark {
-    /// Resolves when a shutdown asks the pumps to report in. Cancel-safe.
-    pub(crate) async fn asked(&mut self) {
-        if self.round.changed().await.is_err() {
-            // The node is gone with its rounds: never ask again.
-            std::future::pending::<()>().await;
-        }
-    }
-
-    /// Reports that the pump was just found waiting with nothing to put on the wire.
+    /// Reports that the pump took a settle request while waiting with nothing to put on the
+    /// wire.
     pub(crate) fn idle(&mut self) {
-        let round = *self.round.borrow_and_update();
+        let round = self.pumps.round.load(Ordering::Acquire);
         self.mark.store(round, Ordering::Release);
         self.pumps.changed.notify_waiters();
     }
@@ -104,8 +87,7 @@ impl PumpMark {
 
 impl Drop for PumpMark {
     fn drop(&mut self) {
-        // Ended: no longer live (its mark's strong count is 0 once this returns, so mark
-        // it done first for a shutdown that looks in between).
+        // Ended: done with every round (a shutdown may look before the mark is gone).
         self.mark.store(u64::MAX, Ordering::Release);
         self.pumps.changed.notify_waiters();
     }
