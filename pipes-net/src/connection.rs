@@ -59,8 +59,9 @@ pub(crate) struct Conn {
 
 /// What the writer task takes from the outbound queue.
 pub(crate) enum Out {
-    /// A frame of `session`, length prefix included.
-    Frame { session: u64, bytes: Bytes },
+    /// A frame, length prefix included (its session id follows the prefix: the writer reads
+    /// it only while a chunked message is being cut, to keep each session's frames in order).
+    Frame(Bytes),
     /// A message to send as chunks (boxed: rare, and it keeps the queue's slots small).
     Chunked(Box<Cut>),
     /// The end of the connection's outbound stream: write what came before, flush, shut the
@@ -70,9 +71,10 @@ pub(crate) enum Out {
 
 impl Out {
     /// A message of `session`, as it was encoded.
+    #[inline]
     pub(crate) fn message(session: u64, encoded: Encoded) -> Out {
         match encoded {
-            Encoded::Whole(bytes) => Out::Frame { session, bytes },
+            Encoded::Whole(bytes) => Out::Frame(bytes),
             Encoded::Chunked {
                 state,
                 msg,
@@ -240,10 +242,7 @@ impl Conn {
                 FrameError::TooLarge { len, max } => SessionError::FrameTooLarge { len, max },
                 other => SessionError::Violation(other.to_string()),
             })?;
-        self.send_out(Out::Frame {
-            session,
-            bytes: out.freeze(),
-        })
+        self.send_out(Out::Frame(out.freeze()))
     }
 
     /// Ends the connection gracefully: every frame queued before this call is written and
@@ -499,7 +498,7 @@ impl Conn {
             }
             (Piece::Begin { state, msg, len }, None) => {
                 // Grown as the pieces come, never to more than the peer really sent.
-                let mut assembled = BytesMut::with_capacity(payload.len() * 2);
+                let mut assembled = BytesMut::with_capacity((len as usize).min(payload.len() * 2));
                 assembled.extend_from_slice(&payload);
                 entry.chunked = Some(Chunked {
                     state,
@@ -897,9 +896,7 @@ async fn write_frames<W: AsyncWrite + Unpin>(
                 // Nothing after a Finish is written.
                 _ if finish.is_some() => {}
                 // The common case first: a frame, and no chunked message it could be behind.
-                Out::Frame { bytes, .. } if turns.behind.is_empty() => {
-                    write.write_all(&bytes).await?
-                }
+                Out::Frame(bytes) if turns.behind.is_empty() => write.write_all(&bytes).await?,
                 Out::Finish(done) => finish = Some(done),
                 out => turns.take(out, write).await?,
             }
@@ -949,7 +946,7 @@ impl Turns {
         write: &mut BufWriter<W>,
     ) -> io::Result<()> {
         let session = match &out {
-            Out::Frame { session, .. } => *session,
+            Out::Frame(bytes) => frame::session_of(bytes),
             Out::Chunked(cut) => cut.session,
             // The writer answers a Finish itself, before it gets here.
             Out::Finish(_) => return Ok(()),
@@ -959,7 +956,7 @@ impl Turns {
             return Ok(());
         }
         match out {
-            Out::Frame { bytes, .. } => write.write_all(&bytes).await,
+            Out::Frame(bytes) => write.write_all(&bytes).await,
             Out::Chunked(cut) => {
                 self.behind.insert(cut.session, VecDeque::new());
                 self.cutting.push_back(*cut);
@@ -993,7 +990,7 @@ impl Turns {
         let mut behind = self.behind.remove(&cut.session).unwrap_or_default();
         while let Some(out) = behind.pop_front() {
             match out {
-                Out::Frame { bytes, .. } => write.write_all(&bytes).await?,
+                Out::Frame(bytes) => write.write_all(&bytes).await?,
                 Out::Chunked(cut) => {
                     self.behind.insert(cut.session, behind);
                     self.cutting.push_back(*cut);

@@ -510,6 +510,16 @@ pub(crate) fn encode_msg_with(
     Ok(Encoded::Whole(out.freeze()))
 }
 
+/// The session id of an encoded frame (length prefix included); 0, the connection's, if it
+/// has none (never, for a frame this crate encoded).
+pub(crate) fn session_of(frame: &[u8]) -> u64 {
+    let mut r = Reader {
+        body: Bytes::copy_from_slice(frame.get(4..frame.len().min(4 + 10)).unwrap_or(&[])),
+        at: 0,
+    };
+    r.varint("session id").unwrap_or(CONNECTION)
+}
+
 /// Appends the length prefix and head of a chunk frame of `session` carrying `piece` payload
 /// bytes (to be written after it): a `Begin` if `begin` is given (state, message index and the
 /// payload's whole length), else a `More`.
@@ -684,6 +694,18 @@ mod tests {
             payload: Bytes::from_static(b"next piece"),
         });
         round_trip(Frame::new(3, Kind::More));
+    }
+
+    #[test]
+    fn the_session_of_an_encoded_frame_is_read_back() {
+        for session in [0, 1, 127, 128, 300, u64::MAX] {
+            let mut out = BytesMut::new();
+            Frame::new(session, Kind::Close)
+                .encode(DEFAULT_MAX_FRAME, &mut out)
+                .unwrap();
+            assert_eq!(session_of(&out), session);
+        }
+        assert_eq!(session_of(b"\0\0"), CONNECTION);
     }
 
     #[test]
