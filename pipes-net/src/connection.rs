@@ -51,6 +51,9 @@ pub(crate) struct Conn {
     failure: OnceLock<SessionError>,
     /// Tells the tasks to stop.
     dead: watch::Sender<bool>,
+    /// Set when this end starts shutting its write half down in a graceful shutdown: the end
+    /// of the peer's stream that follows is its answer, and the connection ends as the node's.
+    closing: AtomicBool,
     next_id: AtomicU64,
     /// The highest id of a session the peer opened (only the reader task writes it).
     peer_max: AtomicU64,
@@ -253,6 +256,8 @@ impl Conn {
     /// fails the connection.
     pub(crate) async fn finish(&self) {
         let (done, written) = oneshot::channel();
+        // Before the Finish: the peer's end may come as soon as the write half is shut down.
+        self.closing.store(true, Ordering::Release);
         if self.out.send(Out::Finish(done)).is_ok() {
             // An error: the writer died (the connection failed) before it got there.
             let _ = written.await;
@@ -773,6 +778,7 @@ where
         sessions: Mutex::new(HashMap::new()),
         failure: OnceLock::new(),
         dead,
+        closing: AtomicBool::new(false),
         peer_max: AtomicU64::new(0),
         next_id: AtomicU64::new(match origin {
             Origin::Dialed => 1,
@@ -802,6 +808,8 @@ async fn read_loop<R: AsyncRead + Unpin>(
             // frame is cancel-safe, its bytes so far stay in the buffer).
             Err(_) if frames.get_ref().last.elapsed() < timeout => continue,
             Err(_) => SessionError::HeartbeatTimeout,
+            // The peer's answer to this end's graceful shutdown.
+            Ok(None) if conn.closing.load(Ordering::Acquire) => closed_by_node(),
             Ok(None) => SessionError::ConnectionLost(Arc::new(io::Error::new(
                 io::ErrorKind::UnexpectedEof,
                 "the peer closed the connection",

@@ -329,6 +329,8 @@ async fn dropping_a_node_fails_every_session_on_its_connections() {
         for (mut client, mut served) in sessions {
             let error = served.recv_async().await.unwrap_err();
             assert!(matches!(error, SessionError::ConnectionLost(_)), "{error}");
+            // This end's own shutdown, not the peer hanging up.
+            assert!(error.to_string().contains("the node shut down"), "{error}");
             let error = client.recv_async().await.unwrap_err();
             assert!(matches!(error, SessionError::ConnectionLost(_)), "{error}");
             assert!(client.send_async(0, 0, &1u8).await.is_err());
