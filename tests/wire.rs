@@ -177,6 +177,100 @@ fn bank_round_trip_over_loopback_tcp_blocking() {
 }
 
 #[test]
+fn an_endpoint_dropped_just_before_its_node_delivers_every_message_then_the_close() {
+    // More than the credit window (1024): the pump still waits for credit when the node is
+    // dropped.
+    const N: u64 = 3_000;
+    watchdog(120, || {
+        let (server_node, addr) = listening();
+        // The raw session tells the session's close from a lost connection.
+        let mut acceptor =
+            server_node.serve(<numbers::Wire as WireProtocol>::PROTOCOL, Role::Server);
+        for round in 0..20 {
+            let sender = std::thread::spawn(move || {
+                let node = Node::builder().config(quick()).start().unwrap();
+                let mut stream = node.client::<numbers::Wire>(addr).unwrap();
+                for n in 0..N {
+                    stream = stream.number(n).unwrap();
+                }
+                // The pump has yet to forward most of it, and then to close.
+                drop(stream);
+                drop(node);
+            });
+            let mut session = acceptor.accept().unwrap();
+            for n in 0..N {
+                let message = session
+                    .recv()
+                    .unwrap_or_else(|error| panic!("round {round}: number {n} lost: {error}"));
+                assert_eq!(message.decode::<u64>().unwrap(), n);
+            }
+            let end = session.recv().unwrap_err();
+            assert!(
+                matches!(end, SessionError::PeerClosed),
+                "round {round}: {end}"
+            );
+            sender.join().unwrap();
+        }
+    });
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn an_async_node_shut_down_after_its_endpoint_is_dropped_delivers_every_message() {
+    const N: u64 = 3_000;
+    within(60, async {
+        let (server_node, addr) = listening();
+        let mut acceptor =
+            server_node.serve(<numbers::Wire as WireProtocol>::PROTOCOL, Role::Server);
+        let receiver = tokio::task::spawn_blocking(move || {
+            let mut session = acceptor.accept().unwrap();
+            for n in 0..N {
+                assert_eq!(session.recv().unwrap().decode::<u64>().unwrap(), n);
+            }
+            let end = session.recv().unwrap_err();
+            assert!(matches!(end, SessionError::PeerClosed), "{end}");
+            drop(server_node);
+        });
+        let node = Node::builder().config(quick()).start_async().await.unwrap();
+        let mut stream = node.client_async::<numbers::Wire>(addr).await.unwrap();
+        for n in 0..N {
+            stream = stream.number(n).unwrap();
+        }
+        drop(stream);
+        node.shutdown().await;
+        receiver.await.unwrap();
+    })
+    .await;
+}
+
+#[test]
+fn a_node_dropped_while_the_user_holds_endpoints_does_not_wait_for_them() {
+    watchdog(60, || {
+        let (server_node, addr) = listening();
+        let mut incoming = server_node.incoming::<numbers::Wire>();
+        let node = Node::builder().config(quick()).start().unwrap();
+        // One pump waiting on the user's sends, one on the peer's answer.
+        let sending = node.client::<numbers::Wire>(addr).unwrap();
+        let _served = incoming.accept().unwrap();
+        let waiting = node
+            .client::<numbers::Wire>(addr)
+            .unwrap()
+            .number(1)
+            .unwrap()
+            .end()
+            .unwrap();
+        let _served_too = incoming.accept().unwrap();
+        let start = std::time::Instant::now();
+        drop(node);
+        let took = start.elapsed();
+        // Both pumps report idle at once: nowhere near the shutdown timeout (5 s).
+        assert!(took < Duration::from_secs(2), "the shutdown took {took:?}");
+        // Their sessions were cut with the connection.
+        assert!(sending.number(2).is_err());
+        assert!(waiting.recv().is_err());
+    });
+}
+
+#[test]
 fn a_million_numbers_arrive_in_order_over_loopback_tcp() {
     const N: u64 = 1_000_000;
     watchdog(120, || {

@@ -8,7 +8,7 @@
 //! Session ids are odd for sessions the dialing end opened and even for the accepting end's,
 //! so the two ends never pick the same id; 0 is the connection itself.
 
-use std::collections::HashMap;
+use std::collections::{HashMap, VecDeque};
 use std::io;
 use std::sync::atomic::{AtomicBool, AtomicU32, AtomicU64, Ordering};
 use std::sync::{Arc, Mutex, OnceLock};
@@ -20,12 +20,13 @@ use tokio_util::codec::FramedRead;
 
 use crate::codec::{Bodies, ReadError, Watched, codec, next};
 use crate::error::{ConnectError, SessionError};
-use crate::frame::{AbortCode, CONNECTION, Frame, FrameError, Kind, Role};
+use crate::frame::{self, AbortCode, CONNECTION, Encoded, Frame, FrameError, Kind, Role};
 use crate::node::{Config, Protocol, Registry};
 use crate::session::{Event, RawSession};
+use crate::shutdown::Pumps;
 
 /// The first frame each end sends: who we are and which version of the frames we speak.
-const HELLO: &[u8] = b"pipes-net/1";
+const HELLO: &[u8] = b"pipes-net/2";
 
 /// Which end of a connection this node is: the one that dialed it, or the one that accepted.
 /// It decides which session ids each end picks.
@@ -41,17 +42,55 @@ pub enum Origin {
 pub(crate) struct Conn {
     pub(crate) config: Config,
     registry: Arc<Registry>,
-    /// Encoded frames (length prefix included) for the writer task.
-    out: mpsc::UnboundedSender<Bytes>,
+    /// What the writer task sends: encoded frames (length prefix included), in order.
+    out: mpsc::UnboundedSender<Out>,
+    /// The pumps of the node's typed sessions, which its shutdown waits for.
+    pub(crate) pumps: Arc<Pumps>,
     sessions: Mutex<HashMap<u64, Entry>>,
     /// Why the connection died; set once.
     failure: OnceLock<SessionError>,
     /// Tells the tasks to stop.
     dead: watch::Sender<bool>,
+    /// Set when this end starts shutting its write half down in a graceful shutdown: the end
+    /// of the peer's stream that follows is its answer, and the connection ends as the node's.
+    closing: AtomicBool,
     next_id: AtomicU64,
     /// The highest id of a session the peer opened (only the reader task writes it).
     peer_max: AtomicU64,
     pub(crate) handle: tokio::runtime::Handle,
+}
+
+/// What the writer task takes from the outbound queue.
+pub(crate) enum Out {
+    /// A frame, length prefix included (its session id follows the prefix: the writer reads
+    /// it only while a chunked message is being cut, to keep each session's frames in order).
+    Frame(Bytes),
+    /// A message to send as chunks (boxed: rare, and it keeps the queue's slots small).
+    Chunked(Box<Cut>),
+    /// The end of the connection's outbound stream: write what came before, flush, shut the
+    /// write half down, then answer.
+    Finish(oneshot::Sender<()>),
+}
+
+impl Out {
+    /// A message of `session`, as it was encoded.
+    #[inline]
+    pub(crate) fn message(session: u64, encoded: Encoded) -> Out {
+        match encoded {
+            Encoded::Whole(bytes) => Out::Frame(bytes),
+            Encoded::Chunked {
+                state,
+                msg,
+                payload,
+            } => Out::Chunked(Box::new(Cut {
+                session,
+                state,
+                msg,
+                payload,
+                written: 0,
+            })),
+        }
+    }
 }
 
 /// A session as the reader task sees it.
@@ -60,6 +99,43 @@ struct Entry {
     slot: Arc<Slot>,
     /// While the session is being opened by this end: what it expects of the peer's answer.
     opening: Option<Opening>,
+    /// The chunked message the peer is sending, while it is in progress.
+    chunked: Option<Chunked>,
+}
+
+/// Hands a whole message to `entry`'s session, unless it is past the credit window (then the
+/// window, to abort the session with). Called under the sessions' lock: a send to the inbox
+/// never waits, and this spares a clone of the inbox's sender per message.
+fn deliver(entry: &Entry, state: u32, msg: u32, payload: Bytes) -> Result<(), u32> {
+    let window = entry.slot.window;
+    if window > 0 && entry.slot.inflight.fetch_add(1, Ordering::AcqRel) >= window {
+        return Err(window);
+    }
+    let _ = entry.events.send(Event::Msg {
+        state,
+        msg,
+        payload,
+    });
+    Ok(())
+}
+
+/// A message frame, as [`Conn::message`] takes it.
+enum Piece {
+    /// A whole message (`Msg`).
+    Whole { state: u32, msg: u32 },
+    /// The first chunk of one (`Begin`).
+    Begin { state: u32, msg: u32, len: u64 },
+    /// A following chunk (`More`).
+    More,
+}
+
+/// A chunked message being received: what its `Begin` said, and the pieces so far.
+struct Chunked {
+    state: u32,
+    msg: u32,
+    /// The payload's whole length, as announced (at most the maximum message).
+    len: usize,
+    payload: BytesMut,
 }
 
 /// A session this end is opening.
@@ -150,13 +226,13 @@ impl Conn {
         self.dead.send_replace(true);
     }
 
-    /// Queues an encoded frame for the writer.
-    pub(crate) fn send_bytes(&self, bytes: Bytes) -> Result<(), SessionError> {
+    /// Queues a frame or a chunked message for the writer.
+    pub(crate) fn send_out(&self, out: Out) -> Result<(), SessionError> {
         if let Some(failure) = self.failure() {
             return Err(failure);
         }
         self.out
-            .send(bytes)
+            .send(out)
             .map_err(|_| self.failure().unwrap_or_else(closed_by_node))
     }
 
@@ -169,7 +245,32 @@ impl Conn {
                 FrameError::TooLarge { len, max } => SessionError::FrameTooLarge { len, max },
                 other => SessionError::Violation(other.to_string()),
             })?;
-        self.send_bytes(out.freeze())
+        self.send_out(Out::Frame(out.freeze()))
+    }
+
+    /// Ends the connection gracefully: every frame queued before this call is written and
+    /// flushed, the write half is shut down (the peer reads the end of the stream after the
+    /// frames), and then this waits for the peer to end its side too, so that closing the
+    /// socket with the peer's unread bytes in it cannot reset the connection under the frames
+    /// just sent. Not bounded by itself: the node's shutdown puts its deadline on it, then
+    /// fails the connection.
+    pub(crate) async fn finish(&self) {
+        let (done, written) = oneshot::channel();
+        // Before the Finish: the peer's end may come as soon as the write half is shut down.
+        self.closing.store(true, Ordering::Release);
+        if self.out.send(Out::Finish(done)).is_ok() {
+            // An error: the writer died (the connection failed) before it got there.
+            let _ = written.await;
+        }
+        let mut dead = self.dead.subscribe();
+        stopped(&mut dead).await;
+    }
+
+    /// Asks every session's pump to report in to the node's shutdown (see `shutdown.rs`).
+    pub(crate) fn settle_sessions(&self) {
+        for entry in lock(&self.sessions).values() {
+            let _ = entry.events.send(Event::Settle);
+        }
     }
 
     /// Forgets a session this end ended; whether it was still live.
@@ -206,6 +307,7 @@ impl Conn {
                         protocol,
                         role,
                     }),
+                    chunked: None,
                 },
             );
             let open = Kind::Open {
@@ -284,41 +386,30 @@ impl Conn {
                 }
             }
             Kind::Msg { state, msg } => {
-                let sessions = lock(&self.sessions);
-                // A session this end already closed: the peer sent before it knew.
-                let Some(entry) = sessions.get(&id) else {
-                    return Ok(());
-                };
-                if entry.opening.is_some() {
-                    return Err(SessionError::Violation(format!(
-                        "a message on session {id} before its Open was answered"
-                    )));
-                }
-                let window = entry.slot.window;
-                let inflight = if window > 0 {
-                    entry.slot.inflight.fetch_add(1, Ordering::AcqRel) + 1
-                } else {
-                    0
-                };
-                let events = entry.events.clone();
-                drop(sessions);
-                if window > 0 && inflight > window {
-                    self.abort_session(
-                        id,
-                        AbortCode::Violation,
-                        format!("more messages in flight than the credit window of {window}"),
-                    );
-                    return Ok(());
-                }
-                let _ = events.send(Event::Msg {
-                    state,
-                    msg,
-                    payload: frame.payload,
-                });
+                self.message(id, Piece::Whole { state, msg }, frame.payload);
+                Ok(())
+            }
+            Kind::Begin { state, msg, len } => {
+                self.message(id, Piece::Begin { state, msg, len }, frame.payload);
+                Ok(())
+            }
+            Kind::More => {
+                self.message(id, Piece::More, frame.payload);
                 Ok(())
             }
             Kind::Close => {
-                self.end_session(id, SessionError::PeerClosed, None);
+                let inside = lock(&self.sessions)
+                    .get(&id)
+                    .is_some_and(|entry| entry.chunked.is_some());
+                if inside {
+                    self.abort_session(
+                        id,
+                        AbortCode::Violation,
+                        format!("session {id} closed inside a chunked message"),
+                    );
+                } else {
+                    self.end_session(id, SessionError::PeerClosed, None);
+                }
                 Ok(())
             }
             Kind::Abort { code, reason } => {
@@ -360,6 +451,107 @@ impl Conn {
                 "a Ping frame on session {id}"
             ))),
         }
+    }
+
+    /// Takes a message, or a chunk of one, for session `id`, and hands each whole message to
+    /// the session (counting it against the credit window). Whatever breaks the rules of
+    /// messages (see [`frame`](crate::frame#chunks)) aborts the session as a violation.
+    fn message(&self, id: u64, piece: Piece, payload: Bytes) {
+        let mut sessions = lock(&self.sessions);
+        // A session this end already closed: the peer sent before it knew.
+        let Some(entry) = sessions.get_mut(&id) else {
+            return;
+        };
+        let max = self.config.max_message;
+        // The common case first: a whole message, nothing in progress.
+        if let Piece::Whole { state, msg } = piece
+            && entry.chunked.is_none()
+            && entry.opening.is_none()
+            && payload.len() <= max
+        {
+            if let Err(window) = deliver(entry, state, msg, payload) {
+                drop(sessions);
+                self.past_window(id, window);
+            }
+            return;
+        }
+        let broken = |what: String| Some(Err(what));
+        let whole = match (piece, entry.chunked.take()) {
+            _ if entry.opening.is_some() => broken(format!(
+                "a message on session {id} before its Open was answered"
+            )),
+            (Piece::Whole { .. } | Piece::Begin { .. }, Some(_)) => broken(format!(
+                "a new message on session {id} inside a chunked message"
+            )),
+            (Piece::More, None) => broken(format!(
+                "a More frame on session {id}, which has no chunked message in progress"
+            )),
+            (Piece::Whole { .. }, None) if payload.len() > max => broken(format!(
+                "a message of {} bytes on session {id}, over the maximum of {max}",
+                payload.len()
+            )),
+            (Piece::Whole { state, msg }, None) => Some(Ok((state, msg, payload))),
+            (Piece::Begin { len, .. }, None) if len > max as u64 => broken(format!(
+                "a message of {len} bytes on session {id}, over the maximum of {max}"
+            )),
+            (Piece::Begin { len, .. }, None) if payload.len() as u64 > len => broken(format!(
+                "a first chunk of {} bytes on session {id}, longer than its message of {len}",
+                payload.len()
+            )),
+            (Piece::Begin { state, msg, len }, None) if payload.len() as u64 == len => {
+                Some(Ok((state, msg, payload)))
+            }
+            (Piece::Begin { state, msg, len }, None) => {
+                // Grown as the pieces come, never to more than the peer really sent.
+                let mut assembled = BytesMut::with_capacity((len as usize).min(payload.len() * 2));
+                assembled.extend_from_slice(&payload);
+                entry.chunked = Some(Chunked {
+                    state,
+                    msg,
+                    len: len as usize,
+                    payload: assembled,
+                });
+                None
+            }
+            (Piece::More, Some(mut chunked)) => {
+                if chunked.payload.len() + payload.len() > chunked.len {
+                    broken(format!(
+                        "chunks of more than the {} bytes announced on session {id}",
+                        chunked.len
+                    ))
+                } else {
+                    chunked.payload.extend_from_slice(&payload);
+                    if chunked.payload.len() == chunked.len {
+                        Some(Ok((chunked.state, chunked.msg, chunked.payload.freeze())))
+                    } else {
+                        entry.chunked = Some(chunked);
+                        None
+                    }
+                }
+            }
+        };
+        let (state, msg, payload) = match whole {
+            None => return,
+            Some(Ok(whole)) => whole,
+            Some(Err(what)) => {
+                drop(sessions);
+                self.abort_session(id, AbortCode::Violation, what);
+                return;
+            }
+        };
+        if let Err(window) = deliver(entry, state, msg, payload) {
+            drop(sessions);
+            self.past_window(id, window);
+        }
+    }
+
+    /// Aborts session `id`, whose peer sent past the credit `window`.
+    fn past_window(&self, id: u64, window: u32) {
+        self.abort_session(
+            id,
+            AbortCode::Violation,
+            format!("more messages in flight than the credit window of {window}"),
+        );
     }
 
     /// Records that the peer opens session `id`; whether it is a new one (each end sends its
@@ -421,6 +613,7 @@ impl Conn {
                 events,
                 slot: slot.clone(),
                 opening: None,
+                chunked: None,
             },
         );
         self.send_frame(
@@ -543,6 +736,7 @@ pub(crate) async fn start<T>(
     origin: Origin,
     config: Config,
     registry: Arc<Registry>,
+    pumps: Arc<Pumps>,
     handle: tokio::runtime::Handle,
 ) -> Result<Arc<Conn>, ConnectError>
 where
@@ -560,7 +754,7 @@ where
         match next(&mut frames).await {
             Some(Ok(body)) if body[..] == *HELLO => Ok(()),
             Some(Ok(_)) | Some(Err(ReadError::TooLarge(_))) => Err(ConnectError::Incompatible(
-                "the peer does not speak pipes-net/1".into(),
+                "the peer does not speak pipes-net/2".into(),
             )),
             Some(Err(ReadError::Io(error))) => Err(error.into()),
             None => Err(io::Error::new(
@@ -580,9 +774,11 @@ where
         config,
         registry,
         out,
+        pumps,
         sessions: Mutex::new(HashMap::new()),
         failure: OnceLock::new(),
         dead,
+        closing: AtomicBool::new(false),
         peer_max: AtomicU64::new(0),
         next_id: AtomicU64::new(match origin {
             Origin::Dialed => 1,
@@ -612,6 +808,8 @@ async fn read_loop<R: AsyncRead + Unpin>(
             // frame is cancel-safe, its bytes so far stay in the buffer).
             Err(_) if frames.get_ref().last.elapsed() < timeout => continue,
             Err(_) => SessionError::HeartbeatTimeout,
+            // The peer's answer to this end's graceful shutdown.
+            Ok(None) if conn.closing.load(Ordering::Acquire) => closed_by_node(),
             Ok(None) => SessionError::ConnectionLost(Arc::new(io::Error::new(
                 io::ErrorKind::UnexpectedEof,
                 "the peer closed the connection",
@@ -632,48 +830,183 @@ async fn read_loop<R: AsyncRead + Unpin>(
 
 async fn write_loop<W: AsyncWrite + Unpin>(
     conn: Arc<Conn>,
-    mut queue: mpsc::UnboundedReceiver<Bytes>,
+    mut queue: mpsc::UnboundedReceiver<Out>,
     mut write: BufWriter<W>,
 ) {
     let mut dead = conn.dead.subscribe();
+    // A dead connection owes the peer nothing more: stop at once, even inside a write that
+    // a peer which does not read would hold forever.
+    let written = tokio::select! {
+        () = stopped(&mut dead) => Ok(()),
+        written = write_frames(&conn, &mut queue, &mut write) => written,
+    };
+    if let Err(error) = written {
+        conn.fail(SessionError::ConnectionLost(Arc::new(error)));
+    }
+}
+
+/// Writes what comes through `queue`, and a heartbeat whenever the connection has been idle
+/// for the heartbeat interval, until the queue closes or a [`Out::Finish`] is done.
+///
+/// Chunked messages are written a piece at a time, taking turns with each other, and with
+/// everything queued meanwhile: between two pieces, whatever came in is written (or, for a
+/// session that has a chunked message in progress, set aside behind it), so a small message
+/// waits for one piece at most, never for a whole large message.
+async fn write_frames<W: AsyncWrite + Unpin>(
+    conn: &Conn,
+    queue: &mut mpsc::UnboundedReceiver<Out>,
+    write: &mut BufWriter<W>,
+) -> io::Result<()> {
     let mut heartbeat = tokio::time::interval(conn.config.heartbeat_interval);
     heartbeat.set_missed_tick_behavior(tokio::time::MissedTickBehavior::Delay);
     let mut ping = BytesMut::new();
     let _ = Frame::new(CONNECTION, Kind::Ping).encode(usize::MAX, &mut ping);
     let ping = ping.freeze();
+    let mut turns = Turns::new(conn.config.limits().piece);
+    // Set once a Finish is taken: nothing after it is, and it is answered once the chunked
+    // messages before it are all written.
+    let mut finish: Option<oneshot::Sender<()>> = None;
+    let mut batch = Vec::with_capacity(BATCH);
+    let mut head = BytesMut::new();
     loop {
-        let written: io::Result<()> = tokio::select! {
-            biased;
-            () = stopped(&mut dead) => {
-                // Best effort: what was queued before the end (an Abort, say) still goes.
-                while let Ok(bytes) = queue.try_recv() {
-                    if write.write_all(&bytes).await.is_err() {
-                        break;
-                    }
-                }
-                let _ = write.flush().await;
-                let _ = write.shutdown().await;
-                return;
+        if turns.cutting.is_empty() {
+            if let Some(done) = finish {
+                write.shutdown().await?;
+                let _ = done.send(());
+                return Ok(());
             }
-            bytes = queue.recv() => match bytes {
-                None => return,
-                Some(bytes) => async {
-                    write.write_all(&bytes).await?;
-                    // Drain what else is queued, then flush once.
-                    while let Ok(bytes) = queue.try_recv() {
-                        write.write_all(&bytes).await?;
-                    }
-                    write.flush().await
-                }.await,
-            },
-            _ = heartbeat.tick() => async {
-                write.write_all(&ping).await?;
-                write.flush().await
-            }.await,
-        };
-        if let Err(error) = written {
-            conn.fail(SessionError::ConnectionLost(Arc::new(error)));
-            return;
+            // Flush once nothing more is queued; then wait for more.
+            if queue.is_empty() {
+                write.flush().await?;
+            }
+            tokio::select! {
+                biased;
+                taken = queue.recv_many(&mut batch, BATCH) => if taken == 0 {
+                    write.flush().await?;
+                    return Ok(());
+                },
+                _ = heartbeat.tick() => {
+                    write.write_all(&ping).await?;
+                    continue;
+                }
+            }
+        } else if finish.is_none() {
+            // Between two pieces: whatever came in meanwhile, without waiting.
+            while batch.len() < BATCH {
+                match queue.try_recv() {
+                    Ok(out) => batch.push(out),
+                    Err(_) => break,
+                }
+            }
         }
+        for out in batch.drain(..) {
+            match out {
+                // Nothing after a Finish is written.
+                _ if finish.is_some() => {}
+                // The common case first: a frame, and no chunked message it could be behind.
+                Out::Frame(bytes) if turns.behind.is_empty() => write.write_all(&bytes).await?,
+                Out::Finish(done) => finish = Some(done),
+                out => turns.take(out, write).await?,
+            }
+        }
+        turns.write_piece(write, &mut head).await?;
+    }
+}
+
+/// How many queued frames the writer takes at once.
+const BATCH: usize = 256;
+
+/// The writer's chunked messages in progress, taking turns a piece at a time, and the frames
+/// set aside behind them (a session's frames go out in the order they were queued).
+struct Turns {
+    /// The payload bytes of one piece.
+    piece: usize,
+    /// The messages being cut, one per session, the next to write a piece at the front.
+    cutting: VecDeque<Cut>,
+    /// For each session with a message being cut, what it queued since, in order.
+    behind: HashMap<u64, VecDeque<Out>>,
+}
+
+/// A chunked message being written.
+pub(crate) struct Cut {
+    session: u64,
+    state: u32,
+    msg: u32,
+    payload: Bytes,
+    /// How many of its bytes are written.
+    written: usize,
+}
+
+impl Turns {
+    fn new(piece: usize) -> Self {
+        Turns {
+            piece: piece.max(1),
+            cutting: VecDeque::new(),
+            behind: HashMap::new(),
+        }
+    }
+
+    /// Writes `out` now, starts cutting it, or sets it aside behind its session's message
+    /// in progress.
+    async fn take<W: AsyncWrite + Unpin>(
+        &mut self,
+        out: Out,
+        write: &mut BufWriter<W>,
+    ) -> io::Result<()> {
+        let session = match &out {
+            Out::Frame(bytes) => frame::session_of(bytes),
+            Out::Chunked(cut) => cut.session,
+            // The writer answers a Finish itself, before it gets here.
+            Out::Finish(_) => return Ok(()),
+        };
+        if let Some(behind) = self.behind.get_mut(&session) {
+            behind.push_back(out);
+            return Ok(());
+        }
+        match out {
+            Out::Frame(bytes) => write.write_all(&bytes).await,
+            Out::Chunked(cut) => {
+                self.behind.insert(cut.session, VecDeque::new());
+                self.cutting.push_back(*cut);
+                Ok(())
+            }
+            Out::Finish(_) => Ok(()),
+        }
+    }
+
+    /// Writes the next piece of the message whose turn it is; whether there was one. A
+    /// message done lets what its session set aside go, up to its next chunked message.
+    async fn write_piece<W: AsyncWrite + Unpin>(
+        &mut self,
+        write: &mut BufWriter<W>,
+        head: &mut BytesMut,
+    ) -> io::Result<bool> {
+        let Some(mut cut) = self.cutting.pop_front() else {
+            return Ok(false);
+        };
+        let end = (cut.written + self.piece).min(cut.payload.len());
+        let begin = (cut.written == 0).then_some((cut.state, cut.msg, cut.payload.len() as u64));
+        head.clear();
+        frame::put_chunk_head(head, cut.session, begin, end - cut.written);
+        write.write_all(head).await?;
+        write.write_all(&cut.payload[cut.written..end]).await?;
+        cut.written = end;
+        if cut.written < cut.payload.len() {
+            self.cutting.push_back(cut);
+            return Ok(true);
+        }
+        let mut behind = self.behind.remove(&cut.session).unwrap_or_default();
+        while let Some(out) = behind.pop_front() {
+            match out {
+                Out::Frame(bytes) => write.write_all(&bytes).await?,
+                Out::Chunked(cut) => {
+                    self.behind.insert(cut.session, behind);
+                    self.cutting.push_back(*cut);
+                    break;
+                }
+                Out::Finish(_) => {}
+            }
+        }
+        Ok(true)
     }
 }

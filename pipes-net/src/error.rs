@@ -62,10 +62,19 @@ pub enum SessionError {
     /// wrong state or message index, a payload that does not decode, more messages than the
     /// credit window). Received for a session, it aborts it; in the framing, the connection.
     Violation(String),
-    /// A frame longer than the connection's maximum, announced by the peer or about to be sent
-    /// (then only that send fails).
+    /// A frame longer than the connection's maximum, announced by the peer (or, for a frame
+    /// other than a message's, about to be sent: then only that send fails).
     FrameTooLarge {
         /// The frame body's length.
+        len: usize,
+        /// The maximum.
+        max: usize,
+    },
+    /// A message to send whose payload is longer than the connection's maximum message
+    /// ([`Config::max_message`](crate::Config::max_message)); only that send fails. (A peer that
+    /// sends one is a [`Violation`](Self::Violation).)
+    MessageTooLarge {
+        /// The payload's length.
         len: usize,
         /// The maximum.
         max: usize,
@@ -82,7 +91,9 @@ impl SessionError {
     pub fn is_fatal(&self) -> bool {
         !matches!(
             self,
-            SessionError::Payload(_) | SessionError::FrameTooLarge { .. }
+            SessionError::Payload(_)
+                | SessionError::FrameTooLarge { .. }
+                | SessionError::MessageTooLarge { .. }
         )
     }
 }
@@ -100,6 +111,10 @@ impl fmt::Display for SessionError {
                     "frame of {len} bytes is over the connection's maximum of {max}"
                 )
             }
+            SessionError::MessageTooLarge { len, max } => write!(
+                f,
+                "message of {len} bytes is over the connection's maximum of {max}"
+            ),
             SessionError::HeartbeatTimeout => {
                 f.write_str("the peer sent nothing for longer than the heartbeat timeout")
             }

@@ -11,13 +11,30 @@
 //! Abort   = 3  code:u8 reason:bytes               (reason: UTF-8)
 //! Credit  = 4  n:varint
 //! Ping    = 5
+//! Begin   = 6  state:varint msg:varint len:varint (payload: the first piece of len bytes)
+//! More    = 7                                     (payload: the next piece)
 //! bytes   = len:varint then len bytes
 //! varint  = LEB128, at most 10 bytes for a u64, 5 for a u32
 //! ```
 //!
-//! Only `Msg` carries a payload; any other kind followed by bytes is malformed. Decoding never
-//! panics and never copies the payload (it is a slice of the received body): every way a body
-//! can be wrong is a [`FrameError`].
+//! Only `Msg`, `Begin` and `More` carry a payload; any other kind followed by bytes is
+//! malformed. Decoding never panics and never copies the payload (it is a slice of the
+//! received body): every way a body can be wrong is a [`FrameError`].
+//!
+//! # Chunks
+//!
+//! A message whose payload is longer than the connection's chunk size
+//! ([`Config::chunk`](crate::Config::chunk), [`DEFAULT_CHUNK`]) crosses as chunks, so that one
+//! large message does not hold the connection's writer while other sessions wait: a `Begin`
+//! with the message's state and message index, the payload's whole length and its first
+//! piece, then `More` frames with the next pieces, until the pieces add up to the length. The
+//! writer interleaves the chunks of different sessions' messages (and their other frames) one
+//! piece at a time; a session's own frames stay in order, so nothing of a session comes between
+//! its `Begin` and its last `More`. The receiver puts the message together per session, and
+//! treats as a violation of that session (it is aborted): a `Begin` announcing more than the
+//! receiver's [`Config::max_message`](crate::Config::max_message), pieces that add up to more
+//! than announced, a `More` with no message in progress, and a `Msg`, `Begin` or `Close`
+//! inside one.
 
 use std::fmt;
 
@@ -29,6 +46,19 @@ pub const CONNECTION: u64 = 0;
 /// The largest frame body by default: 16 MiB. A peer announcing a longer frame fails the
 /// connection with [`SessionError::FrameTooLarge`](crate::SessionError::FrameTooLarge).
 pub const DEFAULT_MAX_FRAME: usize = 16 << 20;
+
+/// The payload piece of one chunk by default: 64 KiB. A message with a longer payload is sent
+/// as chunks (see the [module docs](self#chunks)).
+pub const DEFAULT_CHUNK: usize = 64 << 10;
+
+/// The longest message payload by default, sent or received: 64 MiB. Longer is refused on
+/// send with [`SessionError::MessageTooLarge`](crate::SessionError::MessageTooLarge), and is
+/// a violation when a peer announces or sends it.
+pub const DEFAULT_MAX_MESSAGE: usize = 64 << 20;
+
+/// The longest header a chunk frame can have (session id, kind, state, message index,
+/// length): a chunk's frame is its piece plus at most this.
+pub(crate) const MAX_CHUNK_HEAD: usize = 10 + 1 + 5 + 5 + 10;
 
 /// The largest protocol name and fingerprint an `Open` may carry.
 pub const MAX_NAME: usize = 1 << 10;
@@ -128,16 +158,29 @@ pub enum Kind {
     },
     /// A heartbeat (on session [`CONNECTION`]).
     Ping,
+    /// The first chunk of a message too long for one frame: its state and message index (as
+    /// in `Msg`) and its payload's whole length; the payload holds the first piece.
+    Begin {
+        /// The state's index in the protocol.
+        state: u32,
+        /// The message's index in its state.
+        msg: u32,
+        /// The whole payload's length, in bytes.
+        len: u64,
+    },
+    /// A following chunk of the session's message in progress; the payload holds the piece.
+    More,
 }
 
-/// One frame: a session id, a kind and a payload (empty unless the kind is `Msg`).
+/// One frame: a session id, a kind and a payload (empty unless the kind is `Msg`, `Begin` or
+/// `More`).
 #[derive(Clone, Debug, PartialEq, Eq)]
 pub struct Frame {
     /// The session the frame belongs to; [`CONNECTION`] for the connection itself.
     pub session: u64,
     /// What it says.
     pub kind: Kind,
-    /// A `Msg`'s payload bytes.
+    /// A `Msg`'s payload bytes, or a `Begin`'s or `More`'s piece of one.
     pub payload: Bytes,
 }
 
@@ -263,6 +306,13 @@ impl Frame {
                 put_varint(out, u64::from(*n));
             }
             Kind::Ping => out.put_u8(5),
+            Kind::Begin { state, msg, len } => {
+                out.put_u8(6);
+                put_varint(out, u64::from(*state));
+                put_varint(out, u64::from(*msg));
+                put_varint(out, *len);
+            }
+            Kind::More => out.put_u8(7),
         }
         out.put_slice(&self.payload);
         Ok(())
@@ -326,6 +376,23 @@ impl Frame {
                 n: r.varint32("credit")?,
             },
             5 => Kind::Ping,
+            6 => {
+                let state = r.varint32("state index")?;
+                let msg = r.varint32("message index")?;
+                let len = r.varint("message length")?;
+                return Ok(Frame {
+                    session,
+                    kind: Kind::Begin { state, msg, len },
+                    payload: r.rest(),
+                });
+            }
+            7 => {
+                return Ok(Frame {
+                    session,
+                    kind: Kind::More,
+                    payload: r.rest(),
+                });
+            }
             byte => return Err(FrameError::UnknownKind(byte)),
         };
         let rest = r.rest();
@@ -349,52 +416,133 @@ impl Kind {
             Kind::Abort { .. } => "Abort",
             Kind::Credit { .. } => "Credit",
             Kind::Ping => "Ping",
+            Kind::Begin { .. } => "Begin",
+            Kind::More => "More",
         }
     }
 }
 
-/// Appends a `Msg` frame whose payload is `payload` in postcard, serialized straight into
-/// `out` (one copy, no intermediate buffer). Fails, leaving `out` as it was, if the payload does
-/// not serialize or the body would be longer than `max`.
+/// A message encoded for the wire: one `Msg` frame, or a payload too long for one, which the
+/// connection's writer sends as chunks.
+#[derive(Debug)]
+pub(crate) enum Encoded {
+    /// A whole `Msg` frame, length prefix included.
+    Whole(Bytes),
+    /// A payload to send as a `Begin` and `More`s.
+    Chunked {
+        state: u32,
+        msg: u32,
+        payload: Bytes,
+    },
+}
+
+/// How long messages and their frames may be: the sender's side of a connection's settings.
+#[derive(Clone, Copy, Debug)]
+pub(crate) struct Limits {
+    /// The longest payload piece of one frame: longer payloads are chunked.
+    pub(crate) piece: usize,
+    /// The longest message payload.
+    pub(crate) max_message: usize,
+}
+
+impl Limits {
+    /// The limits of a connection whose frames may be `max_frame` long, with chunks of `chunk`
+    /// payload bytes (cut so a chunk's frame fits) and messages of `max_message`.
+    pub(crate) fn new(max_frame: usize, chunk: usize, max_message: usize) -> Self {
+        Limits {
+            piece: chunk.min(max_frame.saturating_sub(MAX_CHUNK_HEAD)).max(1),
+            max_message,
+        }
+    }
+}
+
+/// Encodes message `msg` of state `state` with `payload` in postcard, serialized straight into
+/// the frame (one copy, no intermediate buffer). Fails if the payload does not serialize or is
+/// longer than the maximum message.
 pub(crate) fn encode_msg<T: serde::Serialize + ?Sized>(
     session: u64,
     state: u32,
     msg: u32,
     payload: &T,
-    max: usize,
-    out: &mut BytesMut,
-) -> Result<(), crate::SessionError> {
-    encode_msg_with(session, state, msg, max, out, |out| {
+    limits: Limits,
+) -> Result<Encoded, crate::SessionError> {
+    encode_msg_with(session, state, msg, limits, |out| {
         postcard::to_extend(payload, ExtendBytes(out))
             .map(drop)
             .map_err(|error| error.to_string())
     })
 }
 
-/// Appends a `Msg` frame whose payload `write` appends to `out` (postcard, written by the
-/// caller: a typed pump writes several payloads one after the other, which is how postcard
-/// writes them as one tuple). Fails, leaving `out` as it was, if `write` fails or the body
-/// would be longer than `max`.
+/// Encodes a message whose payload `write` appends (postcard, written by the caller: a typed
+/// pump writes several payloads one after the other, which is how postcard writes them as one
+/// tuple). Fails if `write` fails or the payload is longer than the maximum message.
 pub(crate) fn encode_msg_with(
     session: u64,
     state: u32,
     msg: u32,
-    max: usize,
-    out: &mut BytesMut,
+    limits: Limits,
     write: impl FnOnce(&mut BytesMut) -> Result<(), String>,
-) -> Result<(), crate::SessionError> {
-    let start = out.len();
+) -> Result<Encoded, crate::SessionError> {
+    let mut out = BytesMut::with_capacity(64);
     out.put_u32(0);
     // A Msg has no field that can be too long.
-    let _ = Frame::new(session, Kind::Msg { state, msg }).encode_body(out);
-    if let Err(error) = write(out) {
-        out.truncate(start);
-        return Err(crate::SessionError::Payload(error));
+    let _ = Frame::new(session, Kind::Msg { state, msg }).encode_body(&mut out);
+    let head = out.len();
+    write(&mut out).map_err(crate::SessionError::Payload)?;
+    let len = out.len() - head;
+    if len > limits.max_message {
+        return Err(crate::SessionError::MessageTooLarge {
+            len,
+            max: limits.max_message,
+        });
     }
-    finish_length(out, start, max).map_err(|error| match error {
-        FrameError::TooLarge { len, max } => crate::SessionError::FrameTooLarge { len, max },
-        other => crate::SessionError::Violation(other.to_string()),
-    })
+    if len > limits.piece {
+        // The frame's head is dropped: the writer puts chunk heads on the pieces.
+        return Ok(Encoded::Chunked {
+            state,
+            msg,
+            payload: out.freeze().slice(head..),
+        });
+    }
+    // Fits: the body is at most a piece plus the head, under the maximum frame.
+    finish_length(&mut out, 0, usize::MAX)
+        .map_err(|error| crate::SessionError::Violation(error.to_string()))?;
+    Ok(Encoded::Whole(out.freeze()))
+}
+
+/// The session id of an encoded frame (length prefix included); 0, the connection's, if it
+/// has none (never, for a frame this crate encoded).
+pub(crate) fn session_of(frame: &[u8]) -> u64 {
+    let mut r = Reader {
+        body: Bytes::copy_from_slice(frame.get(4..frame.len().min(4 + 10)).unwrap_or(&[])),
+        at: 0,
+    };
+    r.varint("session id").unwrap_or(CONNECTION)
+}
+
+/// Appends the length prefix and head of a chunk frame of `session` carrying `piece` payload
+/// bytes (to be written after it): a `Begin` if `begin` is given (state, message index and the
+/// payload's whole length), else a `More`.
+pub(crate) fn put_chunk_head(
+    out: &mut BytesMut,
+    session: u64,
+    begin: Option<(u32, u32, u64)>,
+    piece: usize,
+) {
+    let start = out.len();
+    out.put_u32(0);
+    put_varint(out, session);
+    match begin {
+        Some((state, msg, len)) => {
+            out.put_u8(6);
+            put_varint(out, u64::from(state));
+            put_varint(out, u64::from(msg));
+            put_varint(out, len);
+        }
+        None => out.put_u8(7),
+    }
+    let len = out.len() - start - 4 + piece;
+    out[start..start + 4].copy_from_slice(&(len as u32).to_be_bytes());
 }
 
 /// Lets postcard serialize into a `BytesMut` borrowed mutably (its `Extend` impl is on the
@@ -531,14 +679,89 @@ mod tests {
         ));
         round_trip(Frame::new(9, Kind::Credit { n: 128 }));
         round_trip(Frame::new(CONNECTION, Kind::Ping));
+        round_trip(Frame {
+            session: 3,
+            kind: Kind::Begin {
+                state: 2,
+                msg: 1,
+                len: u64::MAX,
+            },
+            payload: Bytes::from_static(b"first piece"),
+        });
+        round_trip(Frame {
+            session: 3,
+            kind: Kind::More,
+            payload: Bytes::from_static(b"next piece"),
+        });
+        round_trip(Frame::new(3, Kind::More));
+    }
+
+    #[test]
+    fn the_session_of_an_encoded_frame_is_read_back() {
+        for session in [0, 1, 127, 128, 300, u64::MAX] {
+            let mut out = BytesMut::new();
+            Frame::new(session, Kind::Close)
+                .encode(DEFAULT_MAX_FRAME, &mut out)
+                .unwrap();
+            assert_eq!(session_of(&out), session);
+        }
+        assert_eq!(session_of(b"\0\0"), CONNECTION);
+    }
+
+    #[test]
+    fn chunk_heads_decode_as_the_frames_they_start() {
+        for begin in [Some((4, 5, 1 << 40)), None] {
+            let mut out = BytesMut::new();
+            put_chunk_head(&mut out, 300, begin, 3);
+            out.put_slice(b"abc");
+            let len = u32::from_be_bytes(out[..4].try_into().unwrap()) as usize;
+            assert_eq!(len, out.len() - 4);
+            assert!(len - 3 <= MAX_CHUNK_HEAD);
+            let frame = Frame::decode(out.freeze().slice(4..)).unwrap();
+            let kind = match begin {
+                Some((state, msg, len)) => Kind::Begin { state, msg, len },
+                None => Kind::More,
+            };
+            assert_eq!((frame.session, frame.kind), (300, kind));
+            assert_eq!(&frame.payload[..], b"abc");
+        }
+    }
+
+    #[test]
+    fn long_payloads_are_chunked_and_too_long_ones_refused() {
+        let limits = Limits::new(DEFAULT_MAX_FRAME, 8, 64);
+        let whole = encode_msg(1, 0, 0, &[1u8; 7][..], limits).unwrap();
+        // 7 bytes and their length: 8, one piece.
+        assert!(matches!(whole, Encoded::Whole(_)), "{whole:?}");
+        match encode_msg(1, 2, 3, &[1u8; 8][..], limits).unwrap() {
+            Encoded::Chunked {
+                state: 2,
+                msg: 3,
+                payload,
+            } => assert_eq!(payload, postcard::to_allocvec(&[1u8; 8][..]).unwrap()),
+            other => panic!("{other:?}"),
+        }
+        assert!(matches!(
+            encode_msg(1, 0, 0, &[1u8; 64][..], limits),
+            Err(crate::SessionError::MessageTooLarge { len: 65, max: 64 })
+        ));
+        // A chunk's frame fits the maximum frame, however large the chunk size.
+        assert_eq!(
+            Limits::new(100, 1 << 20, 1 << 30).piece,
+            100 - MAX_CHUNK_HEAD
+        );
     }
 
     #[test]
     fn malformed_bodies_are_typed_errors() {
         let decode = |bytes: &'static [u8]| Frame::decode(Bytes::from_static(bytes));
+        assert_eq!(
+            decode(b"\x01\x06\x00\x00"),
+            Err(FrameError::Truncated("message length"))
+        );
+        assert_eq!(decode(b"\x01\x08"), Err(FrameError::UnknownKind(8)));
         assert_eq!(decode(b""), Err(FrameError::Truncated("session id")));
         assert_eq!(decode(b"\x01"), Err(FrameError::Truncated("kind")));
-        assert_eq!(decode(b"\x01\x09"), Err(FrameError::UnknownKind(9)));
         assert_eq!(decode(b"\x01\x00\x07"), Err(FrameError::UnknownRole(7)));
         assert_eq!(
             decode(b"\xff\xff\xff\xff\xff\xff\xff\xff\xff\x7f\x05"),

@@ -9,7 +9,9 @@
 //!
 //! - [`Node`]: listens and accepts, dials, keeps one [`Connection`] per peer carrying many
 //!   sessions, and runs its driver on its own thread ([`Builder::start`]) or on the caller's
-//!   tokio runtime ([`Builder::start_async`]).
+//!   tokio runtime ([`Builder::start_async`]). Dropping it (or [`Node::shutdown`] on the
+//!   caller's runtime) delivers every frame already handed to it before its connections end,
+//!   within [`Config::shutdown_timeout`].
 //! - [`RawSession`]: one session, sending and receiving `(state index, message index,
 //!   payload)` with postcard payloads, credit flow control for unbounded protocols, `close`
 //!   and `abort`; blocking and async forms. Its module docs say how the pump will use it.
@@ -18,10 +20,13 @@
 //! - [`Cluster`] ([`cluster`]): processes started by `mpirun`, `mpiexec` or `srun` (or by
 //!   hand) meet through rank 0 and keep one [`Connection`] per pair of ranks;
 //!   [`Cluster::from_env`] reads rank and size from the launcher.
-//! - [`frame`]: the frames one connection carries, encoded and decoded without panics.
+//! - [`frame`]: the frames one connection carries, encoded and decoded without panics. A
+//!   message longer than a chunk ([`Config::chunk`], 64 KiB) crosses as chunks that the
+//!   writer interleaves with other sessions' frames, so one large message does not stall the
+//!   others; the receiver puts it together within [`Config::max_message`].
 //! - Errors: [`ConnectError`] when opening, [`SessionError`] when an open session fails. A
 //!   connection that dies (reset, end of stream, a malformed or oversized frame, a heartbeat
-//!   timeout, the node dropped) fails every session on it: nothing waits forever.
+//!   timeout, the node shut down) fails every session on it: nothing waits forever.
 //!
 //! ```
 //! use pipes_net::{Node, Protocol, Role};
@@ -60,9 +65,7 @@
 //!
 //! ## What is next
 //!
-//! Still to come: the cause of a remote failure in `RecvError`; chunking of large payloads, so
-//! one session cannot stall the others; a graceful close of a node's connections that drains
-//! what is queued (today [`Cluster::finish`] covers it for clusters).
+//! Still to come: the cause of a remote failure in `RecvError`.
 
 mod block;
 pub mod cluster;
@@ -73,6 +76,7 @@ pub mod frame;
 mod node;
 mod pump;
 mod session;
+mod shutdown;
 mod wire;
 
 pub use cluster::{Cluster, ClusterBuilder, ClusterError};

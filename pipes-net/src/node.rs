@@ -14,8 +14,9 @@ use tokio::sync::{mpsc, watch};
 use crate::block::block_on;
 use crate::connection::{self, Conn, Origin, closed_by_node, lock};
 use crate::error::ConnectError;
-use crate::frame::{DEFAULT_MAX_FRAME, Role};
+use crate::frame::{DEFAULT_CHUNK, DEFAULT_MAX_FRAME, DEFAULT_MAX_MESSAGE, Limits, Role};
 use crate::session::{Acceptor, RawSession};
+use crate::shutdown::Pumps;
 
 /// A protocol as the wire knows it: its name (what an acceptor serves), its fingerprint
 /// (both ends must have the same, or the open fails with [`ConnectError::Incompatible`]), and
@@ -65,8 +66,21 @@ impl Protocol {
 /// A node's settings; [`Config::default`] suits loopback and LANs.
 #[derive(Clone, Copy, Debug)]
 pub struct Config {
-    /// The largest frame body, sent or received (default 16 MiB).
+    /// The largest frame body, sent or received (default 16 MiB). Messages longer than a
+    /// frame cross as chunks, so this bounds the frames, not the messages.
     pub max_frame: usize,
+    /// The payload bytes of one chunk (default 64 KiB, [`DEFAULT_CHUNK`]): a message with a
+    /// longer payload is sent as chunks, which the writer interleaves with other sessions'
+    /// frames, so one large message delays the others by a chunk at a time, not by its whole
+    /// length (see [`frame`](crate::frame#chunks)). Smaller chunks share the connection more
+    /// finely at a little more overhead per byte.
+    pub chunk: usize,
+    /// The longest message payload, sent or received (default 64 MiB,
+    /// [`DEFAULT_MAX_MESSAGE`]): a longer send fails with
+    /// [`SessionError::MessageTooLarge`](crate::SessionError::MessageTooLarge), and a peer
+    /// that announces or sends a longer one violates the session. It bounds the memory a peer
+    /// can make this end hold for one message in progress.
+    pub max_message: usize,
     /// The credit window of unbounded protocols' sessions, in messages (default 1024).
     pub window: u32,
     /// How long a dial and its hello may take (default 10 s).
@@ -77,17 +91,32 @@ pub struct Config {
     pub heartbeat_interval: Duration,
     /// How long a connection may stay silent before it is declared dead (default 10 s).
     pub heartbeat_timeout: Duration,
+    /// How long a node's shutdown may take to deliver what was handed to it (default 5 s):
+    /// the typed sessions' pumps forwarding their last messages, every connection writing
+    /// what is queued, and each peer answering the end of the stream. A peer that is dead or
+    /// does not read holds a shutdown this long at most; then its connection is cut.
+    pub shutdown_timeout: Duration,
+}
+
+impl Config {
+    /// How long this end's messages and their chunks may be.
+    pub(crate) fn limits(&self) -> Limits {
+        Limits::new(self.max_frame, self.chunk, self.max_message)
+    }
 }
 
 impl Default for Config {
     fn default() -> Self {
         Config {
             max_frame: DEFAULT_MAX_FRAME,
+            chunk: DEFAULT_CHUNK,
+            max_message: DEFAULT_MAX_MESSAGE,
             window: 1024,
             connect_timeout: Duration::from_secs(10),
             open_timeout: Duration::from_secs(10),
             heartbeat_interval: Duration::from_secs(1),
             heartbeat_timeout: Duration::from_secs(10),
+            shutdown_timeout: Duration::from_secs(5),
         }
     }
 }
@@ -134,7 +163,8 @@ impl Builder {
     }
 
     /// Starts the node's driver on a thread of its own (a current-thread tokio runtime), for
-    /// programs that block. Stops when the node is dropped.
+    /// programs that block. Dropping the node shuts it down gracefully (see [`Node`]) and
+    /// joins the thread.
     pub fn start(self) -> io::Result<Node> {
         let (started, result) = std::sync::mpsc::channel();
         let thread = std::thread::Builder::new()
@@ -153,9 +183,11 @@ impl Builder {
                 runtime.block_on(async move {
                     match self.setup().await {
                         Ok(inner) => {
-                            let mut stop = inner.shutdown.subscribe();
+                            let mut finished = inner.finished.subscribe();
                             let _ = started.send(Ok(inner));
-                            crate::connection::stopped(&mut stop).await;
+                            // The shutdown runs as a task here; the runtime (and every task
+                            // left on it) ends once it is done.
+                            crate::connection::stopped(&mut finished).await;
                         }
                         Err(error) => {
                             let _ = started.send(Err(error));
@@ -173,7 +205,8 @@ impl Builder {
     }
 
     /// Starts the node's driver on the caller's tokio runtime (which must have its IO and
-    /// time drivers enabled). Stops when the node is dropped.
+    /// time drivers enabled). Call [`Node::shutdown`] before that runtime ends: dropping the
+    /// node only starts the shutdown, as a task on the runtime (see [`Node`]).
     pub async fn start_async(self) -> io::Result<Node> {
         Ok(Node {
             inner: self.setup().await?,
@@ -189,6 +222,7 @@ impl Builder {
             None => None,
         };
         let (shutdown, _) = watch::channel(false);
+        let (finished, _) = watch::channel(false);
         let inner = Arc::new(Inner {
             handle,
             config: self.config,
@@ -197,6 +231,8 @@ impl Builder {
             conns: Mutex::new(Vec::new()),
             local_addr: listener.as_ref().map(|l| l.local_addr()).transpose()?,
             shutdown,
+            finished,
+            pumps: Arc::new(Pumps::default()),
         });
         if let Some(listener) = listener {
             inner
@@ -237,9 +273,28 @@ async fn accept_loop(node: Weak<Inner>, listener: TcpListener) {
 /// peer address, serves protocols (an [`Acceptor`] per protocol name), and runs its driver
 /// (the accept loop and every connection's reader and writer tasks) either on a thread of its
 /// own with a current-thread tokio runtime, for blocking programs ([`Builder::start`]), or on
-/// the caller's tokio runtime ([`Builder::start_async`]). Dropping it shuts it down: every
-/// session on its connections fails with
-/// [`SessionError::ConnectionLost`](crate::SessionError::ConnectionLost).
+/// the caller's tokio runtime ([`Builder::start_async`]).
+///
+/// # Shutdown
+///
+/// A node shuts down gracefully, so that a program may send its last messages, drop its
+/// endpoints and its node, and exit, and its peers still get every message and then the
+/// sessions' ends. The shutdown stops accepting connections and sessions (acceptors end),
+/// lets typed sessions' pumps forward what their endpoints sent and queue the `Close` of
+/// those dropped, writes everything queued on each connection, shuts its write half down,
+/// and waits for the peer to close its side; then every session still open on its
+/// connections fails with [`SessionError::ConnectionLost`](crate::SessionError::ConnectionLost)
+/// (on both ends). All of it within [`Config::shutdown_timeout`]: a dead or stuck peer holds
+/// it that long at most.
+///
+/// - A node on its own thread ([`Builder::start`]) shuts down when dropped: the drop blocks
+///   until the shutdown is done (at most the timeout, a few milliseconds when peers answer)
+///   and joins the driver thread. Do not drop it on a thread whose blocking would hold up
+///   the peers it waits for (an async task on the runtime of a peer node, say).
+/// - A node on the caller's runtime ([`Builder::start_async`]) never blocks: call
+///   [`shutdown`](Node::shutdown) and await it before the runtime ends (a `#[tokio::main]`
+///   that returns drops its runtime with every task on it). Dropping it instead starts the
+///   same shutdown as a task on that runtime, which delivers only if the runtime runs on.
 pub struct Node {
     inner: Arc<Inner>,
     thread: Option<std::thread::JoinHandle<()>>,
@@ -254,7 +309,12 @@ struct Inner {
     /// Every connection, to fail them all at shutdown.
     conns: Mutex<Vec<Weak<Conn>>>,
     local_addr: Option<SocketAddr>,
+    /// Set when the shutdown starts: the accept loop stops.
     shutdown: watch::Sender<bool>,
+    /// Set when the shutdown is done.
+    finished: watch::Sender<bool>,
+    /// The typed sessions' pumps, which the shutdown waits for.
+    pumps: Arc<Pumps>,
 }
 
 impl Inner {
@@ -267,6 +327,7 @@ impl Inner {
             origin,
             self.config,
             self.registry.clone(),
+            self.pumps.clone(),
             self.handle.clone(),
         )
         .await?;
@@ -279,6 +340,35 @@ impl Inner {
             conn.fail(closed_by_node());
         }
         Ok(conn)
+    }
+
+    /// The graceful shutdown (see [`Node`]), bounded by the shutdown timeout. Runs on the
+    /// node's runtime.
+    async fn shut(&self) {
+        let deadline = tokio::time::Instant::now() + self.config.shutdown_timeout;
+        let conns: Vec<Arc<Conn>> = lock(&self.conns).iter().filter_map(Weak::upgrade).collect();
+        // First the pumps, so their last frames are queued before the connections end.
+        let round = self.pumps.begin_round();
+        for conn in &conns {
+            conn.settle_sessions();
+        }
+        let _ = tokio::time::timeout_at(deadline, self.pumps.settled(round)).await;
+        let mut finishing = tokio::task::JoinSet::new();
+        for conn in &conns {
+            let conn = conn.clone();
+            finishing.spawn_on(
+                async move {
+                    let _ = tokio::time::timeout_at(deadline, conn.finish()).await;
+                },
+                &self.handle,
+            );
+        }
+        while finishing.join_next().await.is_some() {}
+        // Whatever is still open is cut: its sessions fail, and the tasks stop.
+        for conn in conns {
+            conn.fail(closed_by_node());
+        }
+        lock(&self.conns).clear();
     }
 
     async fn connect_inner(&self, addr: SocketAddr) -> Result<Arc<Conn>, ConnectError> {
@@ -404,6 +494,34 @@ impl Node {
             .map(Connection)
     }
 
+    /// Shuts the node down gracefully and waits until it is done: every frame handed to it is
+    /// written and the peers have closed their side, or the shutdown timeout has passed (see
+    /// [`Node`]). The way to end a node on the caller's runtime; for a node on its own thread,
+    /// dropping it does the same, blocking.
+    pub async fn shutdown(mut self) {
+        self.begin_shutdown();
+        let mut finished = self.inner.finished.subscribe();
+        crate::connection::stopped(&mut finished).await;
+        // The driver thread, if any, is ending: the drop joins it.
+        if let Some(thread) = self.thread.take() {
+            let _ = thread.join();
+        }
+    }
+
+    /// Starts the graceful shutdown, as a task on the node's runtime (once).
+    fn begin_shutdown(&self) {
+        if self.inner.shutdown.send_replace(true) {
+            return;
+        }
+        // Acceptors waiting for sessions get `None`; sessions not accepted yet are closed.
+        lock(&self.inner.registry.served).clear();
+        let inner = self.inner.clone();
+        self.inner.handle.spawn(async move {
+            inner.shut().await;
+            inner.finished.send_replace(true);
+        });
+    }
+
     /// The runtime the node's driver runs on, where typed sessions' pumps run too.
     pub(crate) fn handle(&self) -> &tokio::runtime::Handle {
         &self.inner.handle
@@ -425,19 +543,18 @@ impl Node {
 }
 
 impl Drop for Node {
-    /// Shuts the node down: every connection fails, so every session on it ends with
-    /// [`SessionError::ConnectionLost`](crate::SessionError::ConnectionLost).
+    /// Shuts the node down gracefully (see [`Node`]): for a node on its own thread, blocking
+    /// until it is done and joining the thread; for one on the caller's runtime, as a task
+    /// there.
     fn drop(&mut self) {
-        self.inner.shutdown.send_replace(true);
-        // Acceptors waiting for sessions get `None`.
-        lock(&self.inner.registry.served).clear();
-        for conn in std::mem::take(&mut *lock(&self.inner.conns)) {
-            if let Some(conn) = conn.upgrade() {
-                conn.fail(closed_by_node());
+        self.begin_shutdown();
+        if let Some(thread) = self.thread.take() {
+            // Never on the driver thread itself (a task there dropping its node): it would
+            // wait for itself.
+            if thread.thread().id() != std::thread::current().id() {
+                let _ = thread.join();
             }
         }
-        // The thread stops by itself; it is not joined, so dropping a node never blocks.
-        drop(self.thread.take());
     }
 }
 

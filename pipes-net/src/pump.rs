@@ -32,7 +32,9 @@ use bytes::{Bytes, BytesMut};
 use serde::Serialize;
 use serde::de::DeserializeOwned;
 
+use crate::frame::Encoded;
 use crate::session::RawSession;
+use crate::shutdown::PumpMark;
 
 /// What every payload of a `#[wire]` protocol must be: serialized and deserialized by serde
 /// (with postcard), and moved to the pump's task. Each protocol's generated code states it
@@ -134,7 +136,9 @@ pub trait PumpState: Sized + Send + 'static {
 
 /// Runs a pump from `state` over `session`: the task a typed session's node spawns.
 pub fn pump<S: PumpState>(state: S, session: RawSession) -> PumpTask {
-    Box::pin(run(state, session))
+    // Registered now, not at the task's first poll: a node shut down before that waits for it.
+    let mark = session.register_pump();
+    Box::pin(run(state, session, mark))
 }
 
 /// A pump for a protocol whose start state has no messages: nothing ever crosses, so the
@@ -144,9 +148,10 @@ pub fn idle(session: RawSession) -> PumpTask {
     Box::pin(std::future::ready(()))
 }
 
-async fn run<S: PumpState>(mut state: S, session: RawSession) {
+async fn run<S: PumpState>(mut state: S, session: RawSession, mark: PumpMark) {
     let mut pump = Pump {
         session: Some(session),
+        mark,
         payload: Bytes::new(),
         state: 0,
         msg: 0,
@@ -158,10 +163,15 @@ async fn run<S: PumpState>(mut state: S, session: RawSession) {
     // already).
 }
 
+/// A message [`Pump::encode`] encoded, for [`Pump::send`]: one frame, or chunks.
+pub struct Outgoing(Encoded);
+
 /// The session side of a pump, and the message it is decoding.
 pub struct Pump {
     /// The session, until it ends.
     session: Option<RawSession>,
+    /// How a node's shutdown learns that the pump has nothing left to send.
+    mark: PumpMark,
     /// The payload of the message received last, from where [`Pump::take`] goes on.
     payload: Bytes,
     /// The state and message of that message, for errors.
@@ -186,13 +196,21 @@ impl Pump {
         F: Future<Output = Result<M, E>> + Unpin,
     {
         let session = self.session.as_mut()?;
-        let local = tokio::select! {
-            biased;
-            received = &mut recv => match received {
-                Ok(message) => Local::Message(message),
-                Err(_) => Local::Gone,
-            },
-            remote = session.recv_async() => Local::Remote(remote),
+        let mark = &mut self.mark;
+        let local = loop {
+            tokio::select! {
+                biased;
+                received = &mut recv => break match received {
+                    Ok(message) => Local::Message(message),
+                    Err(_) => Local::Gone,
+                },
+                // Polled after the local endpoint: a dropped endpoint is seen before a
+                // shutdown's settle request is taken.
+                remote = session.recv_or_settle() => match remote {
+                    Some(remote) => break Local::Remote(remote),
+                    None => mark.idle(),
+                },
+            }
         };
         match local {
             Local::Message(message) => Some(message),
@@ -221,13 +239,13 @@ impl Pump {
     /// order). `None` if the session is over, or a payload does not serialize (then the
     /// session is aborted: the user's message is lost, and the user's endpoint sees its peer
     /// gone).
-    pub fn encode(&mut self, state: u32, msg: u32, payloads: &[&dyn Put]) -> Option<Bytes> {
+    pub fn encode(&mut self, state: u32, msg: u32, payloads: &[&dyn Put]) -> Option<Outgoing> {
         let session = self.session.as_ref()?;
         let encoded = session.encode_with(state, msg, |out| {
             payloads.iter().try_for_each(|field| field.put(out))
         });
         match encoded {
-            Ok(frame) => Some(frame),
+            Ok(message) => Some(Outgoing(message)),
             Err(error) => {
                 if let Some(session) = self.session.take() {
                     session.abort(&format!(
@@ -241,8 +259,8 @@ impl Pump {
 
     /// Sends a frame from [`encode`](Self::encode), waiting for credit in an unbounded
     /// protocol. `None` if the session failed.
-    pub async fn send(&mut self, frame: Bytes) -> Option<()> {
-        match self.session.as_ref()?.send_encoded_async(frame).await {
+    pub async fn send(&mut self, message: Outgoing) -> Option<()> {
+        match self.session.as_ref()?.send_encoded_async(message.0).await {
             Ok(()) => Some(()),
             Err(_) => {
                 self.session = None;
@@ -254,7 +272,14 @@ impl Pump {
     /// The next message from the peer, which must be one of the `messages` messages of state
     /// `state`: its index. Anything else is a violation; a failed session is `None`.
     pub async fn remote(&mut self, state: u32, messages: u32) -> Option<u32> {
-        let received = self.session.as_mut()?.recv_async().await;
+        let session = self.session.as_mut()?;
+        let mark = &mut self.mark;
+        let received = loop {
+            match session.recv_or_settle().await {
+                Some(received) => break received,
+                None => mark.idle(),
+            }
+        };
         match received {
             Ok(message) if message.state == state && message.msg < messages => {
                 (self.state, self.msg) = (message.state, message.msg);

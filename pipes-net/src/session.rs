@@ -9,11 +9,13 @@ use serde::de::DeserializeOwned;
 use tokio::sync::mpsc;
 
 use crate::block::block_on;
-use crate::connection::{Conn, Slot, closed_by_node, lock};
+use crate::connection::{Conn, Out, Slot, closed_by_node, lock};
 use crate::error::SessionError;
-use crate::frame::{self, AbortCode, Kind};
+use crate::frame::{self, AbortCode, Encoded, Kind};
 
-/// What the reader task hands a session: a message, or the end.
+/// What the reader task hands a session: a message, or the end; or, from a shutting-down
+/// node, a request that the session's pump report in (see `shutdown.rs`), which a receive
+/// skips.
 pub(crate) enum Event {
     Msg {
         state: u32,
@@ -21,6 +23,7 @@ pub(crate) enum Event {
         payload: Bytes,
     },
     End(SessionError),
+    Settle,
 }
 
 /// One message as it came off the wire: the index of the state it was sent in, its index in
@@ -121,6 +124,11 @@ impl RawSession {
         }
     }
 
+    /// Registers a pump for this session with its node, whose shutdown then waits for it.
+    pub(crate) fn register_pump(&self) -> crate::shutdown::PumpMark {
+        self.conn.pumps.register()
+    }
+
     /// The session's id on its connection.
     pub fn id(&self) -> u64 {
         self.id
@@ -156,9 +164,9 @@ impl RawSession {
         self.send_encoded_async(out).await
     }
 
-    /// Sends a `Msg` frame encoded by [`encode_with`](Self::encode_with), waiting for credit
+    /// Sends a message encoded by [`encode_with`](Self::encode_with), waiting for credit
     /// if the protocol is unbounded.
-    pub(crate) async fn send_encoded_async(&self, out: Bytes) -> Result<(), SessionError> {
+    pub(crate) async fn send_encoded_async(&self, out: Encoded) -> Result<(), SessionError> {
         if let Some(error) = self.ended() {
             return Err(error);
         }
@@ -168,7 +176,7 @@ impl RawSession {
                 Err(_) => return Err(self.ended().unwrap_or(SessionError::PeerClosed)),
             }
         }
-        self.conn.send_bytes(out)
+        self.conn.send_out(Out::message(self.id, out))
     }
 
     /// [`send_async`](Self::send_async), blocking the thread while the credit is spent. Not
@@ -203,52 +211,47 @@ impl RawSession {
                 }
             }
         }
-        self.conn.send_bytes(out).map(|()| true)
+        self.conn
+            .send_out(Out::message(self.id, out))
+            .map(|()| true)
     }
 
-    /// A `Msg` frame of this session, whose payload `write` appends.
+    /// A message of this session, whose payload `write` appends.
     pub(crate) fn encode_with(
         &self,
         state: u32,
         msg: u32,
         write: impl FnOnce(&mut BytesMut) -> Result<(), String>,
-    ) -> Result<Bytes, SessionError> {
-        let mut out = BytesMut::with_capacity(64);
-        frame::encode_msg_with(
-            self.id,
-            state,
-            msg,
-            self.conn.config.max_frame,
-            &mut out,
-            write,
-        )?;
-        Ok(out.freeze())
+    ) -> Result<Encoded, SessionError> {
+        frame::encode_msg_with(self.id, state, msg, self.conn.config.limits(), write)
     }
 
-    /// A `Msg` frame of this session, encoded.
+    /// A message of this session, encoded.
     fn encode<T: Serialize + ?Sized>(
         &self,
         state: u32,
         msg: u32,
         payload: &T,
-    ) -> Result<Bytes, SessionError> {
-        let mut out = BytesMut::with_capacity(64);
-        frame::encode_msg(
-            self.id,
-            state,
-            msg,
-            payload,
-            self.conn.config.max_frame,
-            &mut out,
-        )?;
-        Ok(out.freeze())
+    ) -> Result<Encoded, SessionError> {
+        frame::encode_msg(self.id, state, msg, payload, self.conn.config.limits())
     }
 
     /// The next message from the peer. After the last one, the error says why there are no
     /// more: [`SessionError::PeerClosed`] when the peer ended the session, or the connection's
     /// failure.
     pub async fn recv_async(&mut self) -> Result<RawMessage, SessionError> {
-        match self.inbox.recv().await {
+        loop {
+            if let Some(received) = self.recv_or_settle().await {
+                return received;
+            }
+        }
+    }
+
+    /// [`recv_async`](Self::recv_async), or `None` when the node's shutdown asks the session's
+    /// pump to report in: the pump's receive, which is how a pump waiting on the peer hears
+    /// of the shutdown at no cost the rest of the time.
+    pub(crate) async fn recv_or_settle(&mut self) -> Option<Result<RawMessage, SessionError>> {
+        Some(match self.inbox.recv().await {
             Some(Event::Msg {
                 state,
                 msg,
@@ -262,8 +265,9 @@ impl RawSession {
                 })
             }
             Some(Event::End(error)) => Err(error),
+            Some(Event::Settle) => return None,
             None => Err(self.ended().unwrap_or_else(closed_by_node)),
-        }
+        })
     }
 
     /// [`recv_async`](Self::recv_async), blocking the thread. Not for async code.
@@ -273,7 +277,11 @@ impl RawSession {
 
     /// A received message, if one is here already (`Ok(None)` if not).
     pub fn try_recv(&mut self) -> Result<Option<RawMessage>, SessionError> {
-        match self.inbox.try_recv() {
+        let mut event = self.inbox.try_recv();
+        while let Ok(Event::Settle) = event {
+            event = self.inbox.try_recv();
+        }
+        match event {
             Ok(Event::Msg {
                 state,
                 msg,
@@ -287,7 +295,7 @@ impl RawSession {
                 }))
             }
             Ok(Event::End(error)) => Err(error),
-            Err(mpsc::error::TryRecvError::Empty) => Ok(None),
+            Ok(Event::Settle) | Err(mpsc::error::TryRecvError::Empty) => Ok(None),
             Err(mpsc::error::TryRecvError::Disconnected) => {
                 Err(self.ended().unwrap_or_else(closed_by_node))
             }

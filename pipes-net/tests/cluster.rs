@@ -414,6 +414,37 @@ fn sessions_from_a_rank_reach_only_the_acceptor_served_for_it() {
 }
 
 #[test]
+fn a_rank_dropped_without_finish_delivers_what_it_sent() {
+    watchdog(60, || {
+        const N: u32 = 2_000;
+        let rendezvous = free_addr();
+        let clusters = join_all((0..2).map(|rank| builder(rank, 2, rendezvous)).collect());
+        let mut clusters: Vec<Cluster> = clusters.into_iter().map(Result::unwrap).collect();
+        let one = clusters.pop().unwrap();
+        let zero = clusters.pop().unwrap();
+        let mut from_one = zero.serve(1, RING, Role::Server);
+        // More than the credit window: the receiver runs meanwhile.
+        let sender = std::thread::spawn(move || {
+            let session = one.open(0, RING, Role::Client).unwrap();
+            for i in 0..N {
+                session.send(0, 0, &vec![i; 4096]).unwrap();
+            }
+            drop(session);
+            // No finish: the drop alone delivers the messages and the close.
+            drop(one);
+        });
+        let mut served = from_one.accept().unwrap();
+        for i in 0..N {
+            let token: Vec<u32> = served.recv().unwrap().decode().unwrap();
+            assert_eq!(token[0], i);
+        }
+        let end = served.recv().unwrap_err();
+        assert!(matches!(end, SessionError::PeerClosed), "{end}");
+        sender.join().unwrap();
+    });
+}
+
+#[test]
 fn a_rank_that_never_arrives_fails_the_others_with_a_timeout_naming_it() {
     let results = watchdog(30, || {
         let rendezvous = free_addr();

@@ -33,6 +33,12 @@ fn kind() -> impl Strategy<Value = Kind> {
         }),
         any::<u32>().prop_map(|n| Kind::Credit { n }),
         Just(Kind::Ping),
+        (any::<u32>(), any::<u32>(), any::<u64>()).prop_map(|(state, msg, len)| Kind::Begin {
+            state,
+            msg,
+            len
+        }),
+        Just(Kind::More),
     ]
 }
 
@@ -44,7 +50,7 @@ fn frame() -> impl Strategy<Value = Frame> {
     )
         .prop_map(|(session, kind, payload)| {
             let payload = match kind {
-                Kind::Msg { .. } => Bytes::from(payload),
+                Kind::Msg { .. } | Kind::Begin { .. } | Kind::More => Bytes::from(payload),
                 _ => Bytes::new(),
             };
             Frame {
@@ -78,9 +84,10 @@ proptest! {
         frame.encode(usize::MAX, &mut out).unwrap();
         let body = out.freeze().slice(4..);
         let cut = cut.index(body.len());
-        // A Msg cut inside its payload is a shorter payload; anything else must fail.
+        // A Msg, Begin or More cut inside its payload is a shorter payload; anything else
+        // must fail.
         let decoded = Frame::decode(body.slice(..cut));
-        if !matches!(frame.kind, Kind::Msg { .. }) {
+        if !matches!(frame.kind, Kind::Msg { .. } | Kind::Begin { .. } | Kind::More) {
             prop_assert!(decoded.is_err(), "{:?}", decoded);
         }
     }

@@ -7,7 +7,7 @@ mod common;
 use std::io;
 
 use bytes::Bytes;
-use common::{BANK, RawPeer, STREAM, node, pair, quick, within};
+use common::{BANK, RawPeer, STREAM, node, open_frame, pair, quick, raw_opened, within};
 use pipes_net::frame::{AbortCode, Frame, Kind};
 use pipes_net::{
     Acceptor, Config, ConnectError, Connection, Node, Origin, Protocol, RawSession, Role,
@@ -191,13 +191,19 @@ async fn a_payload_that_does_not_decode_is_a_violation_the_peer_hears_of() {
 async fn an_oversized_send_fails_alone_and_the_session_goes_on() {
     within(10, async {
         let config = Config {
-            max_frame: 1024,
+            max_message: 1024,
             ..quick()
         };
         let (_nodes, client, mut served) = opened(config, BANK).await;
         let error = client.send_async(0, 0, &vec![7u8; 2000]).await.unwrap_err();
         assert!(
-            matches!(error, SessionError::FrameTooLarge { max: 1024, .. }),
+            matches!(
+                error,
+                SessionError::MessageTooLarge {
+                    len: 2002,
+                    max: 1024
+                }
+            ),
             "{error}"
         );
         assert!(!error.is_fatal());
@@ -323,6 +329,8 @@ async fn dropping_a_node_fails_every_session_on_its_connections() {
         for (mut client, mut served) in sessions {
             let error = served.recv_async().await.unwrap_err();
             assert!(matches!(error, SessionError::ConnectionLost(_)), "{error}");
+            // This end's own shutdown, not the peer hanging up.
+            assert!(error.to_string().contains("the node shut down"), "{error}");
             let error = client.recv_async().await.unwrap_err();
             assert!(matches!(error, SessionError::ConnectionLost(_)), "{error}");
             assert!(client.send_async(0, 0, &1u8).await.is_err());
@@ -333,30 +341,6 @@ async fn dropping_a_node_fails_every_session_on_its_connections() {
         drop(client);
     })
     .await;
-}
-
-/// A node serving `STREAM` attached to a raw peer, which has opened session 1 with credit
-/// `window`: the node, its connection, the peer and the node's session.
-async fn raw_opened(config: Config, window: u32) -> (Node, Connection, RawPeer, RawSession) {
-    let (node, conn, mut peer) = RawPeer::attached(config).await;
-    let mut acceptor = node.serve(STREAM, Role::Server);
-    peer.write(open_frame(window)).await;
-    let session = acceptor.accept_async().await.unwrap();
-    assert!(matches!(peer.read().await.unwrap().kind, Kind::Open { .. }));
-    (node, conn, peer, session)
-}
-
-/// The raw peer's `Open` of session 1 of `STREAM` as a client.
-fn open_frame(window: u32) -> Frame {
-    Frame::new(
-        1,
-        Kind::Open {
-            role: Role::Client,
-            window,
-            name: STREAM.name.into(),
-            fingerprint: Bytes::from_static(STREAM.fingerprint),
-        },
-    )
 }
 
 #[tokio::test]

@@ -1,6 +1,8 @@
 //! End to end over loopback TCP: nodes on their own threads (the blocking API) and on the
 //! caller's runtime, a stream of 10^5 messages checked in order, many sessions on one
-//! connection, and two real processes (this test binary runs itself as the server).
+//! connection, two real processes (this test binary runs itself as the server, or as a sender
+//! that exits right after its last send), and the shutdown's bound with a peer that does not
+//! read.
 
 mod common;
 
@@ -11,7 +13,8 @@ use std::sync::mpsc;
 use std::time::Duration;
 
 use common::{STREAM, within};
-use pipes_net::{ConnectError, Node, Role};
+use pipes_net::frame::{Frame, Kind};
+use pipes_net::{Config, ConnectError, Node, Role, SessionError};
 
 /// Runs `body` on a thread and fails the test if it takes longer than `secs`: blocking code
 /// cannot be cancelled, but a hang must not block the test run.
@@ -197,4 +200,168 @@ fn two_processes() {
         std::panic::resume_unwind(panic);
     }
     assert!(status.success(), "the child server failed: {status}");
+}
+
+/// Where `child_sender` sends, from its parent.
+const SENDER_ADDR: &str = "PIPES_NET_TEST_SENDER_ADDR";
+/// How many messages `child_sender` sends.
+const SENDER_MESSAGES: u64 = 3_000;
+
+/// The sender half of `a_process_that_exits_after_its_last_send_delivers_it`, run by that
+/// test in a child process: it sends, drops its session and node, and returns, so the process
+/// exits at once.
+#[test]
+#[ignore = "run by a_process_that_exits_after_its_last_send_delivers_it in a child process"]
+fn child_sender() {
+    let addr: SocketAddr = std::env::var(SENDER_ADDR).unwrap().parse().unwrap();
+    let node = Node::builder().start().unwrap();
+    let session = node.open(addr, STREAM, Role::Client).unwrap();
+    for i in 0..SENDER_MESSAGES {
+        // Large enough that the last ones are still queued when the sends return.
+        session.send(0, 0, &(i, vec![7u8; 512])).unwrap();
+    }
+    drop(session);
+    drop(node);
+}
+
+#[test]
+fn a_process_that_exits_after_its_last_send_delivers_it() {
+    watchdog(120, || {
+        let server = Node::builder().listen(localhost()).start().unwrap();
+        let mut acceptor = server.serve(STREAM, Role::Server);
+        let addr = server.local_addr().unwrap();
+        // Each round is a new process: the race between its exit and its writer is run
+        // several times.
+        for round in 0..5 {
+            let mut child = Command::new(std::env::current_exe().unwrap())
+                .args(["--exact", "child_sender", "--ignored"])
+                .env(SENDER_ADDR, addr.to_string())
+                .stdout(Stdio::null())
+                .spawn()
+                .unwrap();
+            let mut session = acceptor.accept().unwrap();
+            for i in 0..SENDER_MESSAGES {
+                match session.recv() {
+                    Ok(message) => {
+                        let (n, _): (u64, Vec<u8>) = message.decode().unwrap();
+                        assert_eq!(n, i);
+                    }
+                    Err(error) => panic!("round {round}: message {i} lost: {error}"),
+                }
+            }
+            let end = session.recv().unwrap_err();
+            assert!(
+                matches!(end, SessionError::PeerClosed),
+                "round {round}: {end}"
+            );
+            assert!(child.wait().unwrap().success());
+        }
+    });
+}
+
+/// Writes one length-prefixed body.
+fn write_body(stream: &mut std::net::TcpStream, body: &[u8]) {
+    use std::io::Write;
+    stream
+        .write_all(&(body.len() as u32).to_be_bytes())
+        .unwrap();
+    stream.write_all(body).unwrap();
+}
+
+/// Reads one length-prefixed body.
+fn read_body(stream: &mut std::net::TcpStream) -> Vec<u8> {
+    use std::io::Read;
+    let mut len = [0; 4];
+    stream.read_exact(&mut len).unwrap();
+    let mut body = vec![0; u32::from_be_bytes(len) as usize];
+    stream.read_exact(&mut body).unwrap();
+    body
+}
+
+#[test]
+fn dropping_a_node_whose_peer_stopped_reading_returns_within_the_shutdown_timeout() {
+    watchdog(60, || {
+        let listener = std::net::TcpListener::bind(localhost()).unwrap();
+        let addr = listener.local_addr().unwrap();
+        let (hang_up, hung_up) = mpsc::channel::<()>();
+        // A peer that says hello, answers one Open, then reads nothing more, and holds the
+        // socket open until the test ends.
+        let peer = std::thread::spawn(move || {
+            let (mut stream, _) = listener.accept().unwrap();
+            write_body(&mut stream, b"pipes-net/2");
+            assert_eq!(read_body(&mut stream), b"pipes-net/2");
+            let open = Frame::decode(read_body(&mut stream).into()).unwrap();
+            let Kind::Open { name, .. } = open.kind else {
+                panic!("{open:?}")
+            };
+            let mut answer = bytes::BytesMut::new();
+            Frame::new(
+                open.session,
+                Kind::Open {
+                    role: Role::Server,
+                    window: 0,
+                    name,
+                    fingerprint: bytes::Bytes::from_static(common::BANK.fingerprint),
+                },
+            )
+            .encode(usize::MAX, &mut answer)
+            .unwrap();
+            std::io::Write::write_all(&mut stream, &answer).unwrap();
+            let _ = hung_up.recv();
+        });
+        let timeout = Duration::from_millis(500);
+        let node = Node::builder()
+            .config(Config {
+                shutdown_timeout: timeout,
+                ..Config::default()
+            })
+            .start()
+            .unwrap();
+        let session = node.open(addr, common::BANK, Role::Client).unwrap();
+        // More than the socket buffers hold: the writer blocks on the peer.
+        for _ in 0..32 {
+            session.send(0, 0, &vec![1u8; 1 << 20]).unwrap();
+        }
+        drop(session);
+        let start = std::time::Instant::now();
+        drop(node);
+        let took = start.elapsed();
+        assert!(took >= timeout, "the shutdown did not wait: {took:?}");
+        assert!(took < timeout * 4, "the shutdown took {took:?}");
+        hang_up.send(()).unwrap();
+        peer.join().unwrap();
+    });
+}
+
+#[test]
+fn a_node_dropped_right_after_its_last_send_delivers_it_in_one_process() {
+    watchdog(120, || {
+        let server = Node::builder().listen(localhost()).start().unwrap();
+        let mut acceptor = server.serve(STREAM, Role::Server);
+        let addr = server.local_addr().unwrap();
+        for round in 0..20 {
+            let sender = std::thread::spawn(move || {
+                let node = Node::builder().start().unwrap();
+                let session = node.open(addr, STREAM, Role::Client).unwrap();
+                for i in 0..500u64 {
+                    session.send(0, 0, &(i, vec![7u8; 512])).unwrap();
+                }
+                drop(session);
+                drop(node);
+            });
+            let mut session = acceptor.accept().unwrap();
+            for i in 0..500u64 {
+                let message = session
+                    .recv()
+                    .unwrap_or_else(|error| panic!("round {round}: message {i} lost: {error}"));
+                assert_eq!(message.decode::<(u64, Vec<u8>)>().unwrap().0, i);
+            }
+            let end = session.recv().unwrap_err();
+            assert!(
+                matches!(end, SessionError::PeerClosed),
+                "round {round}: {end}"
+            );
+            sender.join().unwrap();
+        }
+    });
 }

@@ -60,8 +60,9 @@
 //! Behind this, each other rank has a [`Node`] of its own on the cluster's runtime, holding
 //! that one connection, which is how an acceptor knows which rank a session came from.
 //! [`Cluster::finish`] leaves the cluster once every rank
-//! has called it (`MPI_Finalize`): call it before exiting, or the frames a rank sent last may
-//! be lost with its connections.
+//! has called it (`MPI_Finalize`), so no rank exits while another still means to talk to it.
+//! Dropping a cluster (after `finish` or without it) delivers what this rank sent before its
+//! connections end, as a [`Node`]'s drop does.
 //!
 //! ```
 //! use pipes_net::{Cluster, Protocol, Role};
@@ -93,7 +94,7 @@
 //!                 session.send(0, 0, &(rank as u64)).unwrap();
 //!                 session.close();
 //!             }
-//!             // Leave together, so no rank's last frames are lost.
+//!             // Leave together (the drop would deliver the last frames anyway).
 //!             cluster.finish().unwrap();
 //!         })
 //!     })
@@ -250,7 +251,7 @@ impl ClusterBuilder {
             .map_err(|_| io::Error::other("the pipes-cluster thread died while starting"))??;
         let driver = Driver {
             stop: Some(stop),
-            _thread: thread,
+            thread: Some(thread),
         };
         match block_on(handle.spawn(self.join_async())) {
             Ok(Ok(mut cluster)) => {
@@ -332,8 +333,12 @@ impl ClusterBuilder {
 
 /// The processes of one job, connected pairwise: one [`Connection`] to each other rank,
 /// carrying any number of sessions. See the [module docs](self) for how ranks meet.
-/// Dropping it closes every connection: every session on them ends with
-/// [`SessionError::ConnectionLost`](crate::SessionError::ConnectionLost).
+/// Dropping it shuts every connection down gracefully, as a [`Node`]'s drop does: what was
+/// handed to it is delivered (within [`Config::shutdown_timeout`]), then every session still
+/// open ends with [`SessionError::ConnectionLost`](crate::SessionError::ConnectionLost). A
+/// cluster joined with [`ClusterBuilder::join`] blocks in its drop until that is done; one
+/// joined on the caller's runtime ([`ClusterBuilder::join_async`]) shuts down as a task
+/// there, so await [`Cluster::finish_async`] before that runtime ends.
 pub struct Cluster {
     rank: usize,
     size: usize,
@@ -355,16 +360,43 @@ struct Peer {
     finish: Option<Acceptor>,
 }
 
-/// The blocking form's runtime thread: stopped (not joined) when the cluster is dropped.
+/// The blocking form's runtime thread: stopped and joined when the cluster is dropped (after
+/// its nodes' shutdown).
 struct Driver {
     stop: Option<tokio::sync::oneshot::Sender<()>>,
-    _thread: std::thread::JoinHandle<()>,
+    thread: Option<std::thread::JoinHandle<()>>,
+}
+
+impl Driver {
+    /// Whether this is the driver thread itself.
+    fn is_current(&self) -> bool {
+        self.thread
+            .as_ref()
+            .is_some_and(|thread| thread.thread().id() == std::thread::current().id())
+    }
 }
 
 impl Drop for Driver {
     fn drop(&mut self) {
         if let Some(stop) = self.stop.take() {
             let _ = stop.send(());
+        }
+        let current = self.is_current();
+        if let Some(thread) = self.thread.take().filter(|_| !current) {
+            let _ = thread.join();
+        }
+    }
+}
+
+impl Drop for Cluster {
+    /// Shuts the nodes down gracefully, blocking for the blocking form (see [`Cluster`]);
+    /// the driver, dropped after, stops the runtime.
+    fn drop(&mut self) {
+        let shutdown = self.shutdown_nodes();
+        match &self.driver {
+            Some(driver) if !driver.is_current() => block_on(shutdown),
+            // On the caller's runtime (or on the driver thread): the task goes on alone.
+            _ => drop(shutdown),
         }
     }
 }
@@ -513,10 +545,9 @@ impl Cluster {
     }
 
     /// Leaves the cluster once every rank has called `finish` (MPI's `MPI_Finalize`): so no
-    /// rank exits, dropping its connections, while a frame another rank sent it is still on
-    /// its way, or while its own last frames still wait to leave. Call it when this rank has
-    /// received everything it expects; dropping a cluster without it may lose the frames
-    /// queued last. Fails if a rank's connection is lost before that rank finishes.
+    /// rank exits, closing its connections, while another rank still means to talk to it.
+    /// Then shuts this rank's connections down gracefully, as dropping the cluster does.
+    /// Fails if a rank's connection is lost before that rank finishes.
     pub async fn finish_async(mut self) -> Result<(), ClusterError> {
         let lost = |rank: usize| move |error| ClusterError::Lost { rank, error };
         if self.rank != 0 {
@@ -528,6 +559,7 @@ impl Cluster {
             session.send_async(0, 0, &()).await.map_err(lost(0))?;
             session.recv_async().await.map_err(lost(0))?;
             session.close();
+            self.shutdown_nodes().await;
             return Ok(());
         }
         let mut sessions = Vec::with_capacity(self.size);
@@ -546,12 +578,32 @@ impl Cluster {
         for (rank, session) in (1..).zip(&sessions) {
             session.send_async(1, 0, &()).await.map_err(lost(rank))?;
         }
-        // Each rank ends its session once it has the release (or exits, which loses the
-        // connection): then nothing more is owed to it.
-        for mut session in sessions {
-            let _ = session.recv_async().await;
-        }
+        // The shutdown delivers the releases before the connections end.
+        drop(sessions);
+        self.shutdown_nodes().await;
         Ok(())
+    }
+
+    /// Shuts every rank's node down gracefully (see [`Node`]'s shutdown): what this rank
+    /// queued is delivered before its connections end. Runs on the cluster's runtime; awaits
+    /// nothing but the task, so a blocking caller may wait on it.
+    fn shutdown_nodes(&mut self) -> impl Future<Output = ()> + Send + 'static {
+        let nodes: Vec<Node> = self
+            .peers
+            .iter()
+            .flatten()
+            .filter_map(|peer| lock(&peer.node).take())
+            .collect();
+        let shutdown = self.runtime.spawn(async move {
+            let mut nodes_left = tokio::task::JoinSet::new();
+            for node in nodes {
+                nodes_left.spawn(node.shutdown());
+            }
+            while nodes_left.join_next().await.is_some() {}
+        });
+        async move {
+            let _ = shutdown.await;
+        }
     }
 
     /// [`finish_async`](Self::finish_async), blocking the thread. Not for async code.

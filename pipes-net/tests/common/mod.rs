@@ -13,7 +13,7 @@ use std::time::Duration;
 
 use bytes::{Bytes, BytesMut};
 use pipes_net::frame::{Frame, Kind};
-use pipes_net::{Config, Connection, Node, Origin, Protocol};
+use pipes_net::{Config, Connection, Node, Origin, Protocol, RawSession, Role};
 use tokio::io::{AsyncRead, AsyncReadExt, AsyncWrite, AsyncWriteExt, DuplexStream, ReadBuf};
 
 /// An unbounded protocol (credit flow control).
@@ -65,6 +65,30 @@ where
     (client, dialed.unwrap(), server, accepted.unwrap())
 }
 
+/// A node serving `STREAM` attached to a raw peer, which has opened session 1 with credit
+/// `window`: the node, its connection, the peer and the node's session.
+pub async fn raw_opened(config: Config, window: u32) -> (Node, Connection, RawPeer, RawSession) {
+    let (node, conn, mut peer) = RawPeer::attached(config).await;
+    let mut acceptor = node.serve(STREAM, Role::Server);
+    peer.write(open_frame(window)).await;
+    let session = acceptor.accept_async().await.unwrap();
+    assert!(matches!(peer.read().await.unwrap().kind, Kind::Open { .. }));
+    (node, conn, peer, session)
+}
+
+/// The raw peer's `Open` of session 1 of `STREAM` as a client.
+pub fn open_frame(window: u32) -> Frame {
+    Frame::new(
+        1,
+        Kind::Open {
+            role: Role::Client,
+            window,
+            name: STREAM.name.into(),
+            fingerprint: Bytes::from_static(STREAM.fingerprint),
+        },
+    )
+}
+
 /// A peer driven by hand over a duplex pipe: it says hello, then writes and reads raw frames.
 pub struct RawPeer {
     pub io: DuplexStream,
@@ -77,8 +101,8 @@ impl RawPeer {
         let node = node(config).await;
         let mut peer = RawPeer { io: a };
         let hello = async {
-            peer.write_body(b"pipes-net/1").await;
-            assert_eq!(&peer.read_body().await.unwrap()[..], b"pipes-net/1");
+            peer.write_body(b"pipes-net/2").await;
+            assert_eq!(&peer.read_body().await.unwrap()[..], b"pipes-net/2");
         };
         let (conn, ()) = tokio::join!(node.attach_async(b, Origin::Accepted), hello);
         (node, conn.unwrap(), peer)
