@@ -131,6 +131,7 @@ mod v2 {
 use std::net::SocketAddr;
 use std::time::Duration;
 
+use pipes::Cause;
 use pipes::net::{ConnectError, Node, Role, SessionError, WireProtocol};
 
 /// Runs `body` on a thread, failing the test if it takes longer than `secs` (a hang).
@@ -365,6 +366,8 @@ async fn a_node_dropped_while_the_user_receives_fails_the_receive() {
     drop(server_node);
     let error = within(5, response.recv_async()).await.unwrap_err();
     assert!(error.to_string().contains("WithdrawalResponse"), "{error}");
+    // The node shut down without closing the session: the connection is what ended it.
+    assert_eq!(error.cause(), Cause::ConnectionLost, "{error}");
 }
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
@@ -403,6 +406,7 @@ async fn the_user_dropping_an_endpoint_closes_the_remote_peer() {
     drop(connected);
     let error = within(5, server.recv_async()).await.unwrap_err();
     assert!(error.to_string().contains("Connected"), "{error}");
+    assert_eq!(error.cause(), Cause::Closed, "{error}");
 }
 
 /// A typed customer and a hand-driven bank: the bank answers the login with `reply`
@@ -426,7 +430,8 @@ async fn raw_bank_answers(reply: (u32, u32, Vec<u8>)) {
     raw.send_async(reply.0, reply.1, &BytesPayload(reply.2))
         .await
         .unwrap();
-    within(5, response.recv_async()).await.unwrap_err();
+    let error = within(5, response.recv_async()).await.unwrap_err();
+    assert_eq!(error.cause(), Cause::Violation, "{error}");
     match within(5, raw.recv_async()).await {
         Err(SessionError::Violation(what)) => assert!(!what.is_empty()),
         other => panic!("expected a violation, got {other:?}"),
@@ -487,7 +492,8 @@ async fn a_payload_that_does_not_decode_is_a_violation() {
     raw.send_async(3, 0, &BytesPayload(vec![0x80]))
         .await
         .unwrap();
-    within(5, response.recv_async()).await.unwrap_err();
+    let error = within(5, response.recv_async()).await.unwrap_err();
+    assert_eq!(error.cause(), Cause::Violation, "{error}");
     match within(5, raw.recv_async()).await {
         Err(SessionError::Violation(what)) => assert!(what.contains("decode"), "{what}"),
         other => panic!("expected a violation, got {other:?}"),
@@ -514,7 +520,8 @@ async fn a_message_out_of_turn_is_a_violation() {
     match login.login("ann".into(), "pw".into()) {
         Err(pipes::SendError((user, _))) => assert_eq!(user, "ann"),
         Ok(response) => {
-            within(5, response.recv_async()).await.unwrap_err();
+            let error = within(5, response.recv_async()).await.unwrap_err();
+            assert_eq!(error.cause(), Cause::Violation, "{error}");
         }
     }
 }
@@ -650,7 +657,9 @@ fn a_bank_process_killed_mid_session_fails_the_customers_receive() {
         // receive fails instead of waiting.
         if let Ok(response) = connected.withdrawal(5) {
             match response.recv_timeout(Duration::from_secs(20)) {
-                Err(pipes::RecvTimeoutError::Disconnected(_)) => {}
+                Err(pipes::RecvTimeoutError::Disconnected(error)) => {
+                    assert_eq!(error.cause(), Cause::ConnectionLost, "{error}")
+                }
                 Err(pipes::RecvTimeoutError::Timeout(_)) => panic!("no error: a hang"),
                 Ok(message) => panic!("an answer from a dead bank: {message:?}"),
             }
@@ -767,8 +776,11 @@ async fn a_connection_cut_mid_stream_fails_both_users_without_a_hang() {
                     stream = next;
                 }
                 Ok(numbers::Stream::End(_)) => panic!("the client never ends"),
-                // The bank's side sees its peer gone.
-                Err(_) => return received,
+                // The bank's side sees its peer gone, and why.
+                Err(error) => {
+                    assert_eq!(error.cause(), Cause::ConnectionLost, "{error}");
+                    return received;
+                }
             }
         }
     })
@@ -815,6 +827,56 @@ async fn a_payload_that_does_not_serialize_aborts_the_session() {
         Err(SessionError::Aborted(why)) => assert!(why.contains("could not be sent"), "{why}"),
         other => panic!("expected an abort, got {other:?}"),
     }
+}
+
+pipes::proto! {
+    /// A question whose payload cannot be written, and its answer.
+    #[wire]
+    pub asking {
+        Ask: send { Question(Unwritable) -> Answer }
+        Answer: recv { Reply -> ! }
+    }
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_payload_that_does_not_serialize_fails_the_next_receive_as_aborted() {
+    let (_client_node, conn, server_node, _) = pair(quick()).await;
+    let mut acceptor = server_node.serve(<asking::Wire as WireProtocol>::PROTOCOL, Role::Server);
+    let (ask, _raw) = tokio::join!(
+        async { conn.client_async::<asking::Wire>().await.unwrap() },
+        async { acceptor.accept_async().await.unwrap() }
+    );
+    // The send is local and succeeds; the pump cannot write it, aborts the session, and closes
+    // the endpoint the answer would come from.
+    let answer = ask.question(Unwritable).unwrap();
+    let error = within(5, answer.recv_async()).await.unwrap_err();
+    assert_eq!(error.cause(), Cause::Aborted, "{error}");
+}
+
+pipes::proto! {
+    /// One message, once: its sessions are a single packet.
+    #[wire]
+    pub wake_up {
+        Sleeping: recv { Ring(u8) -> ! }
+    }
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_peer_that_goes_silent_fails_the_receive_as_a_timeout() {
+    use common::{Fault, Faulty, pair_over};
+    let (a, b) = tokio::io::duplex(64 << 10);
+    // Once armed, the client's node reads nothing for longer than the heartbeat timeout (1 s).
+    let (a, armed) = Faulty::new(a, Fault::Delay(Duration::from_secs(3)));
+    let (_client_node, conn, server_node, _) = pair_over(quick(), a, b).await;
+    let mut incoming = server_node.incoming::<wake_up::Wire>();
+    let (sleeping, _ringer) = tokio::join!(
+        async { conn.client_async::<wake_up::Wire>().await.unwrap() },
+        async { within(5, incoming.accept_async()).await.unwrap() }
+    );
+    armed.store(true, std::sync::atomic::Ordering::Release);
+    let error = within(10, sleeping.recv_async()).await.unwrap_err();
+    assert_eq!(error.cause(), Cause::Timeout, "{error}");
+    assert!(error.to_string().contains("heartbeat"), "{error}");
 }
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]

@@ -63,9 +63,10 @@
 //! behind them, over a `RawSession` as its module docs describe. `examples/remote_bank.rs` in
 //! the `pipes` crate runs one across two processes.
 //!
-//! ## What is next
-//!
-//! Still to come: the cause of a remote failure in `RecvError`.
+//! When a session fails, the user's endpoint learns why: a receive fails with a `RecvError`
+//! whose `cause()` is `Cause::ConnectionLost`, `Violation`, `Timeout` (no heartbeat) or
+//! `Aborted` (the peer aborted, or this side could not send a message), or `Closed` when the
+//! remote peer's endpoint was dropped, as in one process.
 
 mod block;
 pub mod cluster;
@@ -93,7 +94,7 @@ pub use wire::{Incoming, WireProtocol};
 pub mod __private {
     pub use crate::node::Protocol;
     pub use crate::pump::{
-        Field, Payload, Pump, PumpState, PumpTask, Put, WirePayload, idle, payload, pump,
+        Field, Held, Payload, Pump, PumpState, PumpTask, Put, WirePayload, idle, payload, pump,
     };
     pub use crate::session::RawSession;
     pub use crate::wire::WireProtocol;

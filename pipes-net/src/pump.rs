@@ -17,8 +17,10 @@
 //!
 //! Each returns `None` when the session cannot go on, after doing what ends it: a violation
 //! aborts the session, a local endpoint that is gone closes it, and a failed session is
-//! dropped. [`run`] steps until then, and drops the local endpoint with the last state, so the
-//! user's endpoint sees its peer gone instead of waiting forever.
+//! dropped. [`run`] steps until then. The local endpoint a step holds is [`Held`] meanwhile
+//! (the one it receives from is inside [`Pump::local`]): when the step ends early, it is closed
+//! with the [`Cause`] of the failure, so the user's endpoint learns why in its `RecvError`
+//! instead of waiting forever.
 //!
 //! Payloads reach serde only through [`payload`], which checks that a payload type is a
 //! [`WirePayload`]: generated code calls it (through a check of its own that names the
@@ -32,6 +34,12 @@ use bytes::{Bytes, BytesMut};
 use serde::Serialize;
 use serde::de::DeserializeOwned;
 
+use std::sync::{Arc, OnceLock};
+
+use pipes_runtime::__private::{CloseWith, Recv, RecvEndpoint, RecvFuture};
+use pipes_runtime::Cause;
+
+use crate::error::SessionError;
 use crate::frame::Encoded;
 use crate::session::RawSession;
 use crate::shutdown::PumpMark;
@@ -151,6 +159,7 @@ pub fn idle(session: RawSession) -> PumpTask {
 async fn run<S: PumpState>(mut state: S, session: RawSession, mark: PumpMark) {
     let mut pump = Pump {
         session: Some(session),
+        cause: Arc::default(),
         mark,
         payload: Bytes::new(),
         state: 0,
@@ -170,6 +179,8 @@ pub struct Outgoing(Encoded);
 pub struct Pump {
     /// The session, until it ends.
     session: Option<RawSession>,
+    /// Why it ended early, for the [`Held`] endpoints to close with.
+    cause: Arc<OnceLock<Cause>>,
     /// How a node's shutdown learns that the pump has nothing left to send.
     mark: PumpMark,
     /// The payload of the message received last, from where [`Pump::take`] goes on.
@@ -187,14 +198,15 @@ enum Local<M> {
 }
 
 impl Pump {
-    /// The message of the local endpoint's receive `recv` (its `recv_async()`), while
-    /// watching the session: anything from the peer now is a violation (it is this side's turn
-    /// to send), and a failed session ends the wait. `None` drops `recv`, and with it the local
-    /// endpoint, so the user's next send fails.
-    pub async fn local<M, E, F>(&mut self, mut recv: F) -> Option<M>
+    /// The message the local endpoint `endpoint` receives, while watching the session:
+    /// anything from the peer now is a violation (it is this side's turn to send), and a
+    /// failed session ends the wait. `None` closes the local endpoint (with the failure's
+    /// cause), so the user's next send fails and a receive after it says why.
+    pub async fn local<E>(&mut self, endpoint: E) -> Option<E::Message>
     where
-        F: Future<Output = Result<M, E>> + Unpin,
+        E: RecvEndpoint + CloseWith,
     {
+        let mut recv: RecvFuture<E> = Recv::recv_async(endpoint);
         let session = self.session.as_mut()?;
         let mark = &mut self.mark;
         let local = loop {
@@ -213,26 +225,50 @@ impl Pump {
             }
         };
         match local {
-            Local::Message(message) => Some(message),
+            Local::Message(message) => return Some(message),
             Local::Gone => {
                 // The user's endpoint is gone: the peer receives what was sent, then the end.
-                if let Some(session) = self.session.take() {
-                    session.close();
-                }
-                None
+                self.end(Cause::Closed);
             }
-            Local::Remote(Ok(message)) => {
-                self.violation(&format!(
-                    "message {} of state {} arrived while it was this end's turn to send",
-                    message.msg, message.state
-                ));
-                None
-            }
-            Local::Remote(Err(_)) => {
-                self.session = None;
-                None
-            }
+            Local::Remote(Ok(message)) => self.violation(&format!(
+                "message {} of state {} arrived while it was this end's turn to send",
+                message.msg, message.state
+            )),
+            Local::Remote(Err(error)) => self.failed(&error),
         }
+        if let Some(endpoint) = recv.cancel() {
+            endpoint.close_with(self.cause());
+        }
+        None
+    }
+
+    /// `endpoint`, closed with the cause of the failure if the step ends early: how a step
+    /// holds the local endpoint it sends on, or the one it received for the next state.
+    pub fn hold<E: CloseWith>(&self, endpoint: E) -> Held<E> {
+        Held {
+            endpoint: Some(endpoint),
+            cause: Arc::clone(&self.cause),
+        }
+    }
+
+    /// Why the session ended early ([`Cause::Closed`] if nothing failed).
+    fn cause(&self) -> Cause {
+        self.cause.get().copied().unwrap_or(Cause::Closed)
+    }
+
+    /// Ends the session for `cause`: what the held endpoints close with. Closes the session if
+    /// nothing ended it yet.
+    fn end(&mut self, cause: Cause) {
+        let _ = self.cause.set(cause);
+        if let Some(session) = self.session.take() {
+            session.close();
+        }
+    }
+
+    /// Ends the session that failed with `error`.
+    fn failed(&mut self, error: &SessionError) {
+        let _ = self.cause.set(cause_of(error));
+        self.session = None;
     }
 
     /// Encodes message `msg` of state `state` with `payloads` (the message's payloads in
@@ -247,6 +283,7 @@ impl Pump {
         match encoded {
             Ok(message) => Some(Outgoing(message)),
             Err(error) => {
+                let _ = self.cause.set(Cause::Aborted);
                 if let Some(session) = self.session.take() {
                     session.abort(&format!(
                         "message {msg} of state {state} could not be sent: {error}"
@@ -262,8 +299,8 @@ impl Pump {
     pub async fn send(&mut self, message: Outgoing) -> Option<()> {
         match self.session.as_ref()?.send_encoded_async(message.0).await {
             Ok(()) => Some(()),
-            Err(_) => {
-                self.session = None;
+            Err(error) => {
+                self.failed(&error);
                 None
             }
         }
@@ -301,8 +338,8 @@ impl Pump {
                 self.violation(&what);
                 None
             }
-            Err(_) => {
-                self.session = None;
+            Err(error) => {
+                self.failed(&error);
                 None
             }
         }
@@ -348,9 +385,7 @@ impl Pump {
         match sent {
             Ok(next) => Some(next),
             Err(_) => {
-                if let Some(session) = self.session.take() {
-                    session.close();
-                }
+                self.end(Cause::Closed);
                 None
             }
         }
@@ -358,8 +393,48 @@ impl Pump {
 
     /// Aborts the session: the peer broke the protocol.
     fn violation(&mut self, what: &str) {
+        let _ = self.cause.set(Cause::Violation);
         if let Some(session) = self.session.take() {
             session.violation(what);
+        }
+    }
+}
+
+/// What the user's endpoint learns of a failed session.
+fn cause_of(error: &SessionError) -> Cause {
+    match error {
+        SessionError::PeerClosed => Cause::Closed,
+        SessionError::ConnectionLost(_) => Cause::ConnectionLost,
+        SessionError::Violation(_) | SessionError::FrameTooLarge { .. } => Cause::Violation,
+        SessionError::HeartbeatTimeout => Cause::Timeout,
+        SessionError::Aborted(_)
+        | SessionError::MessageTooLarge { .. }
+        | SessionError::Payload(_) => Cause::Aborted,
+    }
+}
+
+/// A local endpoint a pump's step holds ([`Pump::hold`]): given back by
+/// [`into_inner`](Held::into_inner) when the step goes on, closed with the cause of the
+/// failure when the step ends early.
+pub struct Held<E: CloseWith> {
+    endpoint: Option<E>,
+    cause: Arc<OnceLock<Cause>>,
+}
+
+impl<E: CloseWith> Held<E> {
+    /// The endpoint, to send on or to hold in the next state.
+    pub fn into_inner(mut self) -> E {
+        match self.endpoint.take() {
+            Some(endpoint) => endpoint,
+            None => unreachable!("a held endpoint is taken once"),
+        }
+    }
+}
+
+impl<E: CloseWith> Drop for Held<E> {
+    fn drop(&mut self) {
+        if let Some(endpoint) = self.endpoint.take() {
+            endpoint.close_with(self.cause.get().copied().unwrap_or(Cause::Closed));
         }
     }
 }

@@ -48,7 +48,7 @@ impl Connection {
     /// (another version of the protocol), [`ConnectError::Refused`] if it does not serve `P`.
     /// Once open, every failure of the session (the peer gone, the connection lost, a message
     /// the protocol does not allow) reaches the endpoint as its peer closing: a receive fails
-    /// with a `RecvError`, a send hands its payload back.
+    /// with a `RecvError` whose `cause()` says which, a send hands its payload back.
     pub async fn client_async<P: WireProtocol>(&self) -> Result<P::Client, ConnectError> {
         let session = self.open_async(P::PROTOCOL, Role::Client).await?;
         let (client, pump) = P::client(session);

@@ -17,6 +17,9 @@
 //! - abnormally, when a side drops an endpoint or meets a closed peer: dropping a share
 //!   terminates every slot that is `EMPTY` or BLOCKED (waking a parked peer), so the peer's next
 //!   send or receive fails wherever it is in the protocol, as it would with single-use packets.
+//!   A side closed for a [`Cause`] (`close_with`, what a remote session's pump does when the
+//!   wire fails) leaves the cause in the buffer before it closes any slot, so the peer's failed
+//!   receive reports it.
 //!
 //! Whoever drops the count to zero frees the buffer; a message still in a slot is dropped then.
 //! A message whose `Drop` panics there (or in a receiving endpoint's drop) does not stop the
@@ -30,7 +33,7 @@ use std::ptr::NonNull;
 use std::time::{Duration, Instant};
 
 use crate::drop_queue::Panics;
-use crate::error::{RecvError, RecvTimeoutError, TryRecvError};
+use crate::error::{Cause, RecvError, RecvTimeoutError, TryRecvError};
 use crate::packet::{Packet, Receiving, StateName};
 use crate::sync::{AtomicUsize, Ordering, fence};
 use crate::wait::{EMPTY, FULL, Settled, StateWord, TERMINATED, is_settled, wake};
@@ -106,6 +109,9 @@ pub trait Slots: Sized {
 struct Buffer<B> {
     /// Sides still holding a share: 2, 1, then 0 and the buffer is freed.
     sides: AtomicUsize,
+    /// Why a side ended the session abnormally (a [`Cause`]'s index), written before its drop
+    /// closes the slots and read by the other only after it found its slot closed.
+    cause: AtomicUsize,
     slots: B,
 }
 
@@ -119,6 +125,7 @@ struct Buffer<B> {
 pub unsafe fn session<B: Slots>(slots: B) -> (Session<B>, Session<B>) {
     let buffer = Box::new(Buffer {
         sides: AtomicUsize::new(2),
+        cause: AtomicUsize::new(Cause::Closed.index()),
         slots,
     });
     let buffer = NonNull::from(Box::leak(buffer));
@@ -185,6 +192,29 @@ impl<B: Slots> Session<B> {
         }
     }
 
+    fn buffer(&self) -> &Buffer<B> {
+        // SAFETY: our share keeps the buffer alive.
+        unsafe { self.buffer.as_ref() }
+    }
+
+    /// Ends this side abnormally for `cause`: the peer's next receive fails for it.
+    pub fn close_with(self, cause: Cause) {
+        self.leave_cause(cause);
+        drop(self);
+    }
+
+    /// Leaves `cause` for the peer, before this side closes any slot. Relaxed: the closing
+    /// swap publishes it (the peer reads it only after an Acquire load of a closed slot's
+    /// word).
+    fn leave_cause(&self, cause: Cause) {
+        self.buffer().cause.store(cause.index(), Ordering::Relaxed);
+    }
+
+    /// Why the peer ended the session, once a receive found its slot closed.
+    fn cause(&self) -> Cause {
+        Cause::from_index(self.buffer().cause.load(Ordering::Relaxed))
+    }
+
     /// Ends this side normally: the protocol reached `!`, so the peer needs no warning.
     pub fn finish(self) {
         let this = ManuallyDrop::new(self);
@@ -248,6 +278,18 @@ impl<T, B: Slots> SendSlot<T, B> {
         }
     }
 
+    /// Ends this side without sending, so the peer's receive fails for `cause`.
+    pub fn close_with(self, cause: Cause) {
+        let (session, slot) = self.into_parts();
+        // First: the peer may be waiting on this very slot, and reads the cause as soon as the
+        // close below lands.
+        session.leave_cause(cause);
+        // SAFETY: the share keeps the slot alive, and we are its sender for this use, not yet
+        // done with it.
+        unsafe { Packet::close_sender(NonNull::from(&slot.as_ref().packet), cause) };
+        drop(session);
+    }
+
     fn into_parts(self) -> (Session<B>, NonNull<Slot<T>>) {
         let mut this = ManuallyDrop::new(self);
         // SAFETY: `this` is never used or dropped again, so the share is moved out once.
@@ -260,7 +302,7 @@ impl<T, B: Slots> Drop for SendSlot<T, B> {
     fn drop(&mut self) {
         // SAFETY: the share keeps the slot alive, and we are its sender for this use, not yet
         // done with it.
-        unsafe { Packet::close_sender(NonNull::from(&self.slot.as_ref().packet)) };
+        unsafe { Packet::close_sender(NonNull::from(&self.slot.as_ref().packet), Cause::Closed) };
         // SAFETY: dropped once, here.
         unsafe { ManuallyDrop::drop(&mut self.session) };
     }
@@ -330,12 +372,12 @@ impl<T, B: Slots> Receiving for RecvSlot<T, B> {
     }
 
     /// Takes the message and resets the slot for its next use, or ends this side.
-    fn take(self, settled: Settled) -> Option<(T, Session<B>)> {
+    fn take(self, settled: Settled) -> Result<(T, Session<B>), Cause> {
         let mut this = ManuallyDrop::new(self);
         // SAFETY: `this` is never used or dropped again, so the share is moved out once.
         let session = unsafe { ManuallyDrop::take(&mut this.session) };
         if !settled.is_full() {
-            return None;
+            return Err(session.cause());
         }
         let packet = this.packet();
         // SAFETY: we are the receiver and read `FULL` with Acquire.
@@ -343,7 +385,16 @@ impl<T, B: Slots> Receiving for RecvSlot<T, B> {
         // The next send into this slot happens-after this store through the messages between
         // (the liveness rule), so it needs no ordering of its own.
         packet.state().store(EMPTY, Ordering::Relaxed);
-        Some((message, session))
+        Ok((message, session))
+    }
+}
+
+impl<T, B: Slots> RecvSlot<T, B> {
+    /// Ends this side without receiving, so the peer's next receive fails for `cause` (a
+    /// message already here is dropped, as by the endpoint's drop).
+    pub fn close_with(self, cause: Cause) {
+        self.session.leave_cause(cause);
+        drop(self);
     }
 }
 

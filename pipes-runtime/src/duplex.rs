@@ -16,7 +16,7 @@
 use std::fmt;
 use std::time::Instant;
 
-use crate::error::{RecvError, RecvTimeoutError, TryRecvError};
+use crate::error::{Cause, RecvError, RecvTimeoutError, TryRecvError};
 use crate::lane::{LaneRx, LaneTx, lane};
 use crate::packet::{Receiving, StateName};
 use crate::take::Take;
@@ -47,6 +47,14 @@ impl<Tx, Rx> Duplex<Tx, Rx> {
     /// Ends this side of the session, after its last message: the peer takes what was sent,
     /// then finds the session over.
     pub fn finish(self) {}
+
+    /// Ends this side of the session for `cause`: the peer takes what was sent, then its
+    /// receive fails for `cause`.
+    pub fn close_with(self, cause: Cause) {
+        let Duplex { tx, rx } = self;
+        tx.close_with(cause);
+        drop(rx);
+    }
 }
 
 impl<Tx, Rx> Receiving for Duplex<Tx, Rx> {
@@ -69,7 +77,7 @@ impl<Tx, Rx> Receiving for Duplex<Tx, Rx> {
         loop {
             match self.rx.try_recv() {
                 Take::Message(message) => return Ok((message, self)),
-                Take::Closed => return Err(at.closed()),
+                Take::Closed => return Err(at.closed(self.rx.cause())),
                 Take::Empty => {
                     if !self.rx.caught_up() {
                         self.word().wait(self.idle(), None);
@@ -84,7 +92,7 @@ impl<Tx, Rx> Receiving for Duplex<Tx, Rx> {
     fn try_receive(self, at: &StateName) -> Result<(Rx, Self), TryRecvError<Self>> {
         match self.rx.try_recv() {
             Take::Message(message) => Ok((message, self)),
-            Take::Closed => Err(TryRecvError::Disconnected(at.closed())),
+            Take::Closed => Err(TryRecvError::Disconnected(at.closed(self.rx.cause()))),
             Take::Empty => Err(TryRecvError::Empty(self)),
         }
     }
@@ -99,7 +107,9 @@ impl<Tx, Rx> Receiving for Duplex<Tx, Rx> {
         loop {
             match self.rx.try_recv() {
                 Take::Message(message) => return Ok((message, self)),
-                Take::Closed => return Err(RecvTimeoutError::Disconnected(at.closed())),
+                Take::Closed => {
+                    return Err(RecvTimeoutError::Disconnected(at.closed(self.rx.cause())));
+                }
                 // One last look after the deadline, so a message that came with it is taken.
                 Take::Empty if timed_out => return Err(RecvTimeoutError::Timeout(self)),
                 Take::Empty => {
@@ -111,12 +121,12 @@ impl<Tx, Rx> Receiving for Duplex<Tx, Rx> {
         }
     }
 
-    /// The next message and this side, or `None` if the peer hung up before sending one.
+    /// The next message and this side, or why the peer hung up before sending one.
     #[inline]
-    fn take(self, _: Settled) -> Option<(Rx, Self)> {
+    fn take(self, _: Settled) -> Result<(Rx, Self), Cause> {
         match self.rx.try_recv() {
-            Take::Message(message) => Some((message, self)),
-            Take::Closed => None,
+            Take::Message(message) => Ok((message, self)),
+            Take::Closed => Err(self.rx.cause()),
             // Settled means the word moved past this side's position: a message, or the hang-up.
             Take::Empty => unreachable!("pipes: a lane's word settled with nothing in it"),
         }

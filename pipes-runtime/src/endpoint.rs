@@ -5,8 +5,10 @@
 
 use std::time::Duration;
 
-use crate::error::{RecvError, RecvTimeoutError, TryRecvError};
-use crate::packet::Receiving;
+use crate::buffer::{RecvSlot, SendSlot, Slots};
+use crate::duplex::Duplex;
+use crate::error::{Cause, RecvError, RecvTimeoutError, TryRecvError};
+use crate::packet::{Receiving, RecvPacket, SendPacket};
 use crate::state::{RecvEndpoint, RecvFuture};
 use crate::target::Target;
 
@@ -84,6 +86,46 @@ impl<E: RecvEndpoint> Recv for E {
     }
 }
 
+/// An endpoint of a state with messages, or the end it holds, ended abnormally for a
+/// [`Cause`]: the peer's receive (now, or in a later state) fails for it. What a remote
+/// session's pump does when the wire fails, so the user's endpoint learns why. Not a public
+/// API.
+#[doc(hidden)]
+pub trait CloseWith: Sized {
+    /// Drops the endpoint, leaving `cause` for the peer.
+    fn close_with(self, cause: Cause);
+}
+
+impl<T> CloseWith for SendPacket<T> {
+    fn close_with(self, cause: Cause) {
+        SendPacket::close_with(self, cause);
+    }
+}
+
+/// A single-use packet's receiver leaves no cause: its peer sends in this state, and what it
+/// receives next travels inside the message.
+impl<T> CloseWith for RecvPacket<T> {
+    fn close_with(self, _: Cause) {}
+}
+
+impl<T, B: Slots> CloseWith for SendSlot<T, B> {
+    fn close_with(self, cause: Cause) {
+        SendSlot::close_with(self, cause);
+    }
+}
+
+impl<T, B: Slots> CloseWith for RecvSlot<T, B> {
+    fn close_with(self, cause: Cause) {
+        RecvSlot::close_with(self, cause);
+    }
+}
+
+impl<Tx, Rx> CloseWith for Duplex<Tx, Rx> {
+    fn close_with(self, cause: Cause) {
+        Duplex::close_with(self, cause);
+    }
+}
+
 /// What every generated endpoint has, written once: `Debug` (naming the protocol, side and
 /// state), and for the receiving endpoint of a state with messages its [`RecvEndpoint`] impl,
 /// its inherent `recv`, `try_recv`, `recv_timeout` and `recv_async` (so no trait import is
@@ -116,6 +158,8 @@ macro_rules! __endpoints {
         $state:literal, $side:ident receives over lanes
     ) => {
         $crate::__endpoints!(impl [$($g)*] [$($d)*] $name [$($a)*], $protocol, $state);
+        $crate::__endpoints!(@close [$($g)*] client::$name $($a)*);
+        $crate::__endpoints!(@close [$($g)*] server::$name $($a)*);
         $crate::__endpoints!(
             @recv [$($g)*] $side::$name $($a)*, $name $($a)*, $state,
             $crate::__endpoints!(@lanes $side [$($a)*]),
@@ -128,6 +172,8 @@ macro_rules! __endpoints {
         $state:literal, $side:ident receives $($slot:ident)?
     ) => {
         $crate::__endpoints!(impl [$($g)*] [$($d)*] $name [$($a)*], $protocol, $state);
+        $crate::__endpoints!(@close [$($g)*] client::$name $($a)*);
+        $crate::__endpoints!(@close [$($g)*] server::$name $($a)*);
         $crate::__endpoints!(
             @recv [$($g)*] $side::$name $($a)*, $name $($a)*, $state,
             $crate::__endpoints!(@end $name [$($a)*] $($slot)?),
@@ -147,6 +193,13 @@ macro_rules! __endpoints {
     };
     (@arrive $name:ident [$($a:tt)*]) => { ::core::convert::identity };
     (@arrive $name:ident [$($a:tt)*] $slot:ident) => { <$name $($a)*>::__arrive };
+    (@close [$($g:tt)*] $endpoint:ty) => {
+        impl $($g)* $crate::__private::CloseWith for $endpoint {
+            fn close_with(self, cause: $crate::Cause) {
+                $crate::__private::CloseWith::close_with(self.0, cause)
+            }
+        }
+    };
     (@debug [$($g:tt)*] $endpoint:ty, $protocol:literal, $side:literal, $state:literal) => {
         impl $($g)* $crate::__private::fmt::Debug for $endpoint {
             fn fmt(

@@ -29,19 +29,77 @@ impl<T> fmt::Display for SendError<T> {
 
 impl<T> std::error::Error for SendError<T> {}
 
-/// A receive failed because the sending endpoint was dropped before it sent a message: the
-/// protocol ended early at this state.
+/// A receive failed: no message will come in this state, and [`cause`](RecvError::cause) says
+/// why. In one process the cause is always [`Cause::Closed`]; a remote session (`pipes::net`)
+/// also fails for the reasons of the wire.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
 pub struct RecvError {
     protocol: &'static str,
     state: &'static str,
+    cause: Cause,
+}
+
+/// Why a receive failed: what ended the protocol before the peer sent.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
+#[non_exhaustive]
+pub enum Cause {
+    /// The peer's endpoint was dropped before it sent a message (for a remote session, the
+    /// remote peer's, or the session was closed by its node).
+    Closed,
+    /// The connection under a remote session was lost: the socket failed or reached its end,
+    /// or a node shut down.
+    ConnectionLost,
+    /// A message of a remote session broke the protocol (a wrong state or message, a payload
+    /// that does not decode), so the session was aborted.
+    Violation,
+    /// The remote peer sent nothing, not even a heartbeat, for longer than the timeout.
+    Timeout,
+    /// A remote session was aborted: by the peer, or by this side (a message that could not
+    /// be sent, such as a payload that does not serialize).
+    Aborted,
+}
+
+impl Cause {
+    /// Every cause, in the order of [`Cause::index`].
+    const ALL: [Cause; 5] = [
+        Cause::Closed,
+        Cause::ConnectionLost,
+        Cause::Violation,
+        Cause::Timeout,
+        Cause::Aborted,
+    ];
+
+    /// A small number for the cause, to keep in a word or a byte: `Closed` is 0.
+    pub(crate) const fn index(self) -> usize {
+        self as usize
+    }
+
+    /// The cause of [`index`](Cause::index) `index`; `Closed` for any other number.
+    pub(crate) fn from_index(index: usize) -> Cause {
+        Cause::ALL.get(index).copied().unwrap_or(Cause::Closed)
+    }
+
+    /// What happened, as the end of a sentence.
+    fn words(self) -> &'static str {
+        match self {
+            Cause::Closed => "the sending endpoint was dropped before it sent a message",
+            Cause::ConnectionLost => "the connection of the remote session was lost",
+            Cause::Violation => "the remote peer broke the protocol, so the session was aborted",
+            Cause::Timeout => "the remote peer sent nothing for longer than the heartbeat timeout",
+            Cause::Aborted => "the remote session was aborted",
+        }
+    }
 }
 
 impl RecvError {
-    /// The error for a receive in `state` of `protocol`. Only the runtime makes these: a
-    /// `RecvError` always comes from a real receive.
-    pub(crate) const fn new(protocol: &'static str, state: &'static str) -> Self {
-        Self { protocol, state }
+    /// The error for a receive in `state` of `protocol`, for `cause`. Only the runtime makes
+    /// these: a `RecvError` always comes from a real receive.
+    pub(crate) const fn new(protocol: &'static str, state: &'static str, cause: Cause) -> Self {
+        Self {
+            protocol,
+            state,
+            cause,
+        }
     }
 
     /// The protocol whose peer vanished.
@@ -53,15 +111,21 @@ impl RecvError {
     pub const fn state(&self) -> &'static str {
         self.state
     }
+
+    /// Why no message will come.
+    pub const fn cause(&self) -> Cause {
+        self.cause
+    }
 }
 
 impl fmt::Display for RecvError {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
         write!(
             f,
-            "receive failed in state `{}` of protocol `{}`: the sending endpoint was dropped \
-             before it sent a message",
-            self.state, self.protocol
+            "receive failed in state `{}` of protocol `{}`: {}",
+            self.state,
+            self.protocol,
+            self.cause.words()
         )
     }
 }
@@ -168,13 +232,24 @@ mod tests {
 
     #[test]
     fn recv_error_names_protocol_and_state() {
-        let error = RecvError::new("bank", "LoginResponse");
+        let error = RecvError::new("bank", "LoginResponse", Cause::Closed);
         let text = error.to_string();
         assert!(
-            text.contains("`bank`") && text.contains("`LoginResponse`"),
+            text.contains("`bank`") && text.contains("`LoginResponse`") && text.contains("dropped"),
             "{text}"
         );
         assert_eq!((error.protocol(), error.state()), ("bank", "LoginResponse"));
+        assert_eq!(error.cause(), Cause::Closed);
+    }
+
+    #[test]
+    fn a_cause_survives_its_index_and_is_in_the_text() {
+        for cause in Cause::ALL {
+            assert_eq!(Cause::from_index(cause.index()), cause);
+        }
+        assert_eq!(Cause::from_index(99), Cause::Closed);
+        let lost = RecvError::new("bank", "Connected", Cause::ConnectionLost).to_string();
+        assert!(lost.contains("connection"), "{lost}");
     }
 
     #[test]
@@ -183,7 +258,7 @@ mod tests {
         assert_eq!(empty.map(u32::from).into_endpoint(), Some(7u32));
         let timeout: RecvTimeoutError<u8> = RecvTimeoutError::Timeout(1);
         assert!(!timeout.is_disconnected());
-        let closed: TryRecvError<u8> = RecvError::new("p", "S").into();
+        let closed: TryRecvError<u8> = RecvError::new("p", "S", Cause::Closed).into();
         assert!(closed.is_disconnected());
         assert_eq!(closed.into_endpoint(), None);
         assert_eq!(format!("{:?}", TryRecvError::Empty(())), "Empty(..)");

@@ -41,6 +41,7 @@ use std::ptr::{self, NonNull};
 use crossbeam_utils::CachePadded;
 
 use crate::drop_queue::{self, DropQueue, Panics};
+use crate::error::Cause;
 use crate::mpsc::SharedQueue;
 use crate::spin::Chase;
 use crate::sync::{Arc, AtomicPtr, AtomicUsize, Ordering, UnsafeCell};
@@ -263,6 +264,9 @@ struct Lane<T> {
     spare: AtomicPtr<Segment<T>>,
     /// The ends still holding the lane: 2, then 1; the end that takes it to 0 frees the lane.
     ends: AtomicUsize,
+    /// Why the sender hung up (a [`Cause`]'s index), written before its hang-up publishes it
+    /// and read by the receiver only after it saw the hang-up.
+    cause: AtomicUsize,
     /// Where the messages go after the sender's last one, if it became a shared chan: one
     /// reference of an `Arc<SharedQueue<T>>`, stored before the sender hangs up and taken by
     /// whichever end swaps it out first (see [`LaneTx::upgrade`]). Null otherwise.
@@ -298,6 +302,7 @@ pub(crate) fn lane<T>() -> (LaneRx<T>, LaneTx<T>) {
         })),
         spare: AtomicPtr::new(ptr::null_mut()),
         ends: AtomicUsize::new(2),
+        cause: AtomicUsize::new(Cause::Closed.index()),
         upgrade: AtomicPtr::new(ptr::null_mut()),
     });
     let lane = NonNull::from(Box::leak(lane));
@@ -440,6 +445,15 @@ unsafe fn send<T>(lane: &Lane<T>, tx: &mut Tx<T>, message: T) -> Result<(), T> {
 }
 
 impl<T> LaneTx<T> {
+    /// Hangs up, so that the receiver, once it has taken what was sent, finds the lane closed
+    /// for `cause`.
+    pub(crate) fn close_with(self, cause: Cause) {
+        // Relaxed: the hang-up's swap in `drop` publishes it (the receiver reads it only after
+        // an Acquire load of that word).
+        self.lane().cause.store(cause.index(), Ordering::Relaxed);
+        drop(self);
+    }
+
     /// Hangs up, leaving `queue` for the receiver: once it has taken every message sent here, it
     /// receives from the queue (a stream whose chan became a shared chan). If the receiver is
     /// gone, the queue is closed, so its senders get their messages back.
@@ -540,6 +554,11 @@ impl<T> LaneRx<T> {
             rx.chase = chase;
             found
         })
+    }
+
+    /// Once a receive found the lane closed: why the sender hung up.
+    pub(crate) fn cause(&self) -> Cause {
+        Cause::from_index(self.lane().cause.load(Ordering::Relaxed))
     }
 
     /// Once the lane is closed: the queue its sender upgraded to, if it did (once; the

@@ -128,7 +128,7 @@ mod waiter;
 // The root holds the contract (DESIGN section 3); helper, iterator and future types live in
 // the modules above, each of which opens with its guide.
 pub use endpoint::Recv;
-pub use error::{RecvError, RecvTimeoutError, SendError, TryRecvError};
+pub use error::{Cause, RecvError, RecvTimeoutError, SendError, TryRecvError};
 pub use oneshot::{ChanOne, PortOne, oneshot};
 pub use port_set::PortSet;
 pub use select::{Either, select, select2, selecti};
@@ -273,8 +273,8 @@ pub mod __private {
     pub use crate::arm::{Binds, LeadsOn, SameState, SelectArm, arm_leads_on};
     pub use crate::buffer::{RecvSlot, SendSlot, Session, Slot, Slots, session};
     pub use crate::duplex::{Duplex, duplex};
-    pub use crate::endpoint::Recv;
-    pub use crate::error::{RecvError, RecvTimeoutError, SendError, TryRecvError};
+    pub use crate::endpoint::{CloseWith, Recv};
+    pub use crate::error::{Cause, RecvError, RecvTimeoutError, SendError, TryRecvError};
     pub use crate::packet::{Receiving, RecvPacket, SendPacket, StateName, entangle};
     pub use crate::state::{RecvEndpoint, RecvFuture};
     pub use crate::wait::{Settled, StateWord};

@@ -38,9 +38,11 @@ use std::time::{Duration, Instant};
 
 use crate::alloc::{alloc_packet, free_packet};
 use crate::drop_queue::{self, DropQueue};
-use crate::error::{RecvError, RecvTimeoutError, TryRecvError};
+use crate::error::{Cause, RecvError, RecvTimeoutError, TryRecvError};
 use crate::sync::{AtomicUsize, Ordering, UnsafeCell};
-use crate::wait::{EMPTY, FULL, Settled, StateWord, TERMINATED, is_waiter, wake};
+use crate::wait::{
+    EMPTY, FULL, Settled, StateWord, TERMINATED, is_terminated, is_waiter, terminated, wake,
+};
 
 /// Names a protocol state for the errors a receive in it can return.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -52,8 +54,9 @@ pub struct StateName {
 }
 
 impl StateName {
-    pub(crate) fn closed(&self) -> RecvError {
-        RecvError::new(self.protocol, self.state)
+    /// The error of a receive in this state that found the protocol ended for `cause`.
+    pub(crate) fn closed(&self, cause: Cause) -> RecvError {
+        RecvError::new(self.protocol, self.state, cause)
     }
 }
 
@@ -142,14 +145,15 @@ impl<T> Packet<T> {
         }
     }
 
-    /// The sender's drop transition. Returns the word it replaced.
+    /// The sender's drop transition, leaving `cause` for the receiver. Returns the word it
+    /// replaced.
     ///
     /// # Safety
     /// `this` is a live packet whose sender is the caller, which has not made its final
     /// transition.
-    pub(crate) unsafe fn close_sender(this: NonNull<Self>) -> usize {
+    pub(crate) unsafe fn close_sender(this: NonNull<Self>, cause: Cause) -> usize {
         // SAFETY: the packet is alive until the swap, and not touched after it.
-        let word = unsafe { Self::state_at(this) }.swap(TERMINATED, Ordering::AcqRel);
+        let word = unsafe { Self::state_at(this) }.swap(terminated(cause), Ordering::AcqRel);
         if is_waiter(word) {
             // SAFETY: a BLOCKED word, just swapped out by us.
             unsafe { wake(word) };
@@ -210,15 +214,15 @@ pub trait Receiving: Sized {
         EMPTY
     }
 
-    /// Consumes the end once the sender has made its final transition: the message, or `None`
-    /// if the sender hung up. Only the runtime can make a [`Settled`].
-    fn take(self, settled: Settled) -> Option<Self::Output>;
+    /// Consumes the end once the sender has made its final transition: the message, or why
+    /// the sender hung up instead. Only the runtime can make a [`Settled`].
+    fn take(self, settled: Settled) -> Result<Self::Output, Cause>;
 
     /// Blocks until the message arrives or the sender is dropped.
     #[inline]
     fn receive(self, at: &StateName) -> Result<Self::Output, RecvError> {
         match self.word().wait(self.idle(), None) {
-            Some(settled) => self.take(settled).ok_or_else(|| at.closed()),
+            Some(settled) => self.take(settled).map_err(|cause| at.closed(cause)),
             None => unreachable!("a wait without a deadline ends only when the word settles"),
         }
     }
@@ -228,7 +232,7 @@ pub trait Receiving: Sized {
         match self.word().settled(self.idle()) {
             Some(settled) => self
                 .take(settled)
-                .ok_or_else(|| TryRecvError::Disconnected(at.closed())),
+                .map_err(|cause| TryRecvError::Disconnected(at.closed(cause))),
             None => Err(TryRecvError::Empty(self)),
         }
     }
@@ -255,7 +259,7 @@ pub trait Receiving: Sized {
         match self.word().wait(self.idle(), Some(deadline)) {
             Some(settled) => self
                 .take(settled)
-                .ok_or_else(|| RecvTimeoutError::Disconnected(at.closed())),
+                .map_err(|cause| RecvTimeoutError::Disconnected(at.closed(cause))),
             None => Err(RecvTimeoutError::Timeout(self)),
         }
     }
@@ -351,13 +355,33 @@ impl<T> Entangled for RecvPacket<T> {
     }
 }
 
+impl<T> SendPacket<T> {
+    /// Ends the protocol without sending, so the receiver's receive fails for `cause`.
+    pub fn close_with(self, cause: Cause) {
+        let ptr = self.packet;
+        mem::forget(self);
+        // SAFETY: we are the sender and have not made our final transition (this is it).
+        unsafe { close(ptr, cause) };
+    }
+}
+
+/// The sender's hang-up: [`Packet::close_sender`], freeing the packet if the receiver went
+/// first.
+///
+/// # Safety
+/// The caller is the packet's sender and has not made its final transition.
+unsafe fn close<T>(packet: NonNull<Packet<T>>, cause: Cause) {
+    // SAFETY: as the caller guarantees.
+    if unsafe { Packet::close_sender(packet, cause) } == TERMINATED {
+        // SAFETY: the receiver terminated first; the slot was never written.
+        unsafe { free(packet) };
+    }
+}
+
 impl<T> Drop for SendPacket<T> {
     fn drop(&mut self) {
         // SAFETY: we are the sender and have not made our final transition (this is it).
-        if unsafe { Packet::close_sender(self.packet) } == TERMINATED {
-            // SAFETY: the receiver terminated first; the slot was never written.
-            unsafe { free(self.packet) };
-        }
+        unsafe { close(self.packet, Cause::Closed) };
     }
 }
 
@@ -426,7 +450,7 @@ impl<T> Receiving for RecvPacket<T> {
     }
 
     /// Moves the message out and frees the packet.
-    fn take(self, settled: Settled) -> Option<T> {
+    fn take(self, settled: Settled) -> Result<T, Cause> {
         let ptr = self.packet;
         mem::forget(self);
         // SAFETY: the sender made its final transition, so we own the packet; a full `settled`
@@ -434,7 +458,7 @@ impl<T> Receiving for RecvPacket<T> {
         let message = settled.is_full().then(|| unsafe { ptr.as_ref().take() });
         // SAFETY: the sender made its final transition before us and the slot is moved out.
         unsafe { free(ptr) };
-        message
+        message.ok_or(settled.cause())
     }
 }
 
@@ -460,7 +484,7 @@ impl<T> Drop for RecvPacket<T> {
                 )
             },
             // SAFETY: the sender made its final transition first without sending.
-            TERMINATED => unsafe { free(self.packet) },
+            word if is_terminated(word) => unsafe { free(self.packet) },
             // `EMPTY`: the sender frees the packet when it sends or drops. A waiter word: the
             // sender has not made its final transition either, and will free it.
             _ => {}

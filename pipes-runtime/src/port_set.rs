@@ -124,7 +124,7 @@ use std::time::{Duration, Instant};
 
 use crate::endpoint::Recv;
 use crate::endpoint::sealed::Sealed;
-use crate::error::{RecvError, RecvTimeoutError, TryRecvError};
+use crate::error::{Cause, RecvError, RecvTimeoutError, TryRecvError};
 use crate::ready_list::Armed;
 use crate::select::Selectable;
 use crate::spin::{Chase, linger, spin_until};
@@ -200,7 +200,7 @@ pub struct PortSet<T> {
 }
 
 fn closed() -> RecvError {
-    RecvError::new("port_set", "Open")
+    RecvError::new("port_set", "Open", Cause::Closed)
 }
 
 impl<T> PortSet<T> {

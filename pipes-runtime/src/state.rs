@@ -141,7 +141,7 @@ impl<E: RecvEndpoint> Future for RecvFuture<E> {
         Poll::Ready(
             end.take(settled)
                 .map(E::arrive)
-                .ok_or_else(|| E::STATE.closed()),
+                .map_err(|cause| E::STATE.closed(cause)),
         )
     }
 }

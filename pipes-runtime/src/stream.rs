@@ -86,7 +86,7 @@ use std::time::{Duration, Instant};
 
 use crate::endpoint::Recv;
 use crate::endpoint::sealed::Sealed;
-use crate::error::{RecvError, RecvTimeoutError, SendError, TryRecvError};
+use crate::error::{Cause, RecvError, RecvTimeoutError, SendError, TryRecvError};
 use crate::lane::{LaneRx, LaneTx, lane};
 use crate::mpsc::SharedQueue;
 use crate::spin::Chase;
@@ -450,7 +450,7 @@ impl<T, B: Deref<Target = Port<T>>> fmt::Debug for PortRecvFuture<'_, T, B> {
 
 /// The error of a port whose chan is known to be gone.
 fn closed() -> RecvError {
-    RecvError::new("stream", "Open")
+    RecvError::new("stream", "Open", Cause::Closed)
 }
 
 impl<T> Iterator for Port<T> {

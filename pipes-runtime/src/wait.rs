@@ -22,6 +22,7 @@ use std::fmt;
 use std::task::{Poll, Waker};
 use std::time::Instant;
 
+use crate::error::Cause;
 use crate::spin::spin_until;
 use crate::sync::{Arc, AtomicUsize, Ordering, park};
 use crate::waiter::Waiter;
@@ -32,6 +33,18 @@ pub(crate) const EMPTY: usize = 0;
 pub(crate) const FULL: usize = 1;
 /// An endpoint was dropped: no message will be sent, or none will be received.
 pub(crate) const TERMINATED: usize = 2;
+
+/// The word a packet's sender leaves when it ends the protocol for `cause`: [`TERMINATED`] for
+/// a dropped endpoint ([`Cause::Closed`]), the cause's index above the tag bits otherwise.
+/// Never a waiter word (its tag bits are `TERMINATED`'s).
+pub(crate) const fn terminated(cause: Cause) -> usize {
+    TERMINATED | (cause.index() << 2)
+}
+
+/// Whether a packet's `word` is one of [`terminated`]'s.
+pub(crate) const fn is_terminated(word: usize) -> bool {
+    word & WAITER_ALIGN_MASK == TERMINATED
+}
 
 /// Whether `word` is a waiter word rather than one of a sender's.
 pub(crate) fn is_waiter(word: usize) -> bool {
@@ -62,6 +75,11 @@ impl Settled {
     /// Whether the sender sent its message (rather than hung up), for a packet's word.
     pub(crate) fn is_full(self) -> bool {
         self.0 == FULL
+    }
+
+    /// Why the sender hung up without sending, for a packet's word that is not full.
+    pub(crate) fn cause(self) -> Cause {
+        Cause::from_index(self.0 >> 2)
     }
 }
 

@@ -2,7 +2,7 @@
 //! side; select's registration, wake-up and unregistration; a port set's watch, wake and drop,
 //! several waiters on one set (two tasks, a task beside a thread's receive or select) and a port
 //! added while a task waits; a shared chan's senders; async receives registering, moving and
-//! taking back a waker. Every interleaving loom can find (loom also fails a model that leaks a
+//! taking back a waker; an endpoint closed with a cause while its peer waits. Every interleaving loom can find (loom also fails a model that leaks a
 //! waiter's `Arc`). Run with `RUSTFLAGS="--cfg loom" cargo test -p pipes-runtime --test loom
 //! --release`.
 #![cfg(loom)]
@@ -12,8 +12,9 @@ use std::sync::atomic::{AtomicUsize, Ordering};
 use std::time::Duration;
 
 use loom::thread;
+use pipes_runtime::__private::CloseWith;
 use pipes_runtime::{
-    Chan, Either, PortSet, RecvTimeoutError, SharedChan, oneshot,
+    Cause, Chan, Either, PortSet, RecvTimeoutError, SharedChan, oneshot,
     select::{Selectable, select2_timeout, selecti_async},
     select2, selecti, stream,
 };
@@ -963,5 +964,76 @@ fn a_select_future_moved_to_another_waker_while_the_send_races() {
         drop(select);
         assert_eq!(port.recv().unwrap(), 3);
         sender.join().unwrap();
+    });
+}
+
+pipes_runtime::proto! {
+    // Bounded, two states with messages: a session buffer.
+    ask {
+        Ask: send { Question(u8) -> Answer }
+        Answer: recv { Reply(u8) -> ! }
+    }
+}
+
+pipes_runtime::proto! {
+    // One state with messages, used once: a single-use packet.
+    once {
+        Start: recv { Done(u8) -> ! }
+    }
+}
+
+/// A remote session's pump closes the endpoint it sends on with a cause (`CloseWith`) while
+/// the peer waits in that state: the peer's receive fails with that cause, in each layout.
+#[test]
+fn close_with_a_cause_races_the_waiting_receive_in_a_buffer() {
+    loom::model(|| {
+        let (server, client) = ask::init();
+        let answer = client.question(1).unwrap();
+        let pump = thread::spawn(move || {
+            let ask::Ask::Question(_, reply) = server.recv().unwrap();
+            reply.close_with(Cause::ConnectionLost);
+        });
+        assert_eq!(answer.recv().unwrap_err().cause(), Cause::ConnectionLost);
+        pump.join().unwrap();
+    });
+}
+
+#[test]
+fn close_with_a_cause_races_the_waiting_receive_in_lanes() {
+    loom::model(|| {
+        let drops = Drops::default();
+        let (server, client) = ticks::init();
+        let tick = drops.counted();
+        let pump = thread::spawn(move || client.tick(tick).unwrap().close_with(Cause::Timeout));
+        let ticks::Open::Tick(tick, server) = server.recv().unwrap() else {
+            panic!("not the tick")
+        };
+        drop(tick);
+        match server.recv() {
+            Err(error) => assert_eq!(error.cause(), Cause::Timeout),
+            Ok(_) => panic!("a second tick"),
+        }
+        pump.join().unwrap();
+        assert_eq!(drops.count(), 1);
+    });
+}
+
+#[test]
+fn close_with_a_cause_races_the_waiting_receive_in_a_packet() {
+    loom::model(|| {
+        let (server, client) = once::init();
+        let pump = thread::spawn(move || server.close_with(Cause::Violation));
+        assert_eq!(client.recv().unwrap_err().cause(), Cause::Violation);
+        pump.join().unwrap();
+    });
+}
+
+#[test]
+fn close_with_a_cause_races_the_receivers_drop_in_a_packet() {
+    loom::model(|| {
+        let (server, client) = once::init();
+        let pump = thread::spawn(move || server.close_with(Cause::Aborted));
+        drop(client);
+        pump.join().unwrap();
     });
 }

@@ -12,7 +12,7 @@ mod common;
 use common::task::{block_on, counting, poll_once, wakes};
 use pipes_runtime::__private::{Receiving, RecvEndpoint, Settled, StateName, StateWord};
 use pipes_runtime::select::{Selectable, select2_async, selecti_async};
-use pipes_runtime::{Either, PortSet, oneshot, selecti, stream};
+use pipes_runtime::{Cause, Either, PortSet, oneshot, selecti, stream};
 
 pipes_runtime::proto! {
     pub ticks {
@@ -297,8 +297,8 @@ impl<E: Receiving> Receiving for AliasEnd<'_, E> {
     }
 
     /// Settled means the oneshot's sender is done: this "receive" takes nothing.
-    fn take(self, _: Settled) -> Option<()> {
-        Some(())
+    fn take(self, _: Settled) -> Result<(), Cause> {
+        Ok(())
     }
 }
 

@@ -202,10 +202,20 @@ impl Gen<'_> {
             } else {
                 quote!(#name::#variant(#(#pattern_fields),*))
             };
-            let after = self.pump_next(message, quote!(next));
+            // The endpoint for the next state, held so that a failed send closes it with the
+            // failure's cause (the user receives on its dual next).
+            let (hold, next) = match &message.next {
+                Next::State { name, .. } if !self.state(name).messages.is_empty() => (
+                    quote!(let next = pump.hold(next);),
+                    quote!(next.into_inner()),
+                ),
+                _ => (quote!(), quote!(next)),
+            };
+            let after = self.pump_next(message, next);
             quote! {
                 #attrs
                 #pattern => {
+                    #hold
                     let frame = pump.encode(#index, #m, &[#(#fields),*])?;
                     pump.send(frame).await?;
                     #after
@@ -213,7 +223,7 @@ impl Gen<'_> {
             }
         });
         quote! {
-            match pump.local(endpoint.recv_async()).await? {
+            match pump.local(endpoint).await? {
                 #(#arms)*
             }
         }
@@ -239,16 +249,17 @@ impl Gen<'_> {
                 #m => {
                     #(#takes)*
                     pump.done()?;
-                    let #next = pump.deliver(endpoint.#method(#(#vars),*))?;
+                    let #next = pump.deliver(endpoint.into_inner().#method(#(#vars),*))?;
                     #after
                 }
             }
         });
-        quote! {
+        quote! {{
+            let endpoint = pump.hold(endpoint);
             match pump.remote(#index, #count).await? {
                 #(#arms)*
                 _ => __net::None,
             }
-        }
+        }}
     }
 }
