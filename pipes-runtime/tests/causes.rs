@@ -6,10 +6,13 @@
 use std::thread;
 use std::time::Duration;
 
-use pipes::__private::CloseWith;
-use pipes::{Cause, RecvTimeoutError, TryRecvError};
+mod common;
 
-pipes::proto! {
+use common::task::{block_on, counting, poll_once, wakes};
+use pipes_runtime::__private::CloseWith;
+use pipes_runtime::{Cause, RecvTimeoutError, TryRecvError};
+
+pipes_runtime::proto! {
     /// Bounded, several states with messages: a session buffer.
     pub ask {
         Ask: send { Question(u32) -> Answer }
@@ -17,14 +20,14 @@ pipes::proto! {
     }
 }
 
-pipes::proto! {
+pipes_runtime::proto! {
     /// Unbounded: two lanes.
     pub numbers {
         Stream: send { Number(u64) -> Stream, End -> ! }
     }
 }
 
-pipes::proto! {
+pipes_runtime::proto! {
     /// One state with messages, used once: a packet.
     pub once {
         Start: recv { Done(u8) -> ! }
@@ -114,16 +117,12 @@ fn a_packet_closed_with_a_cause_hands_it_to_its_receiver_sync_and_async() {
     assert_eq!(client.recv().unwrap_err().cause(), Cause::ConnectionLost);
 
     let (server, client) = once::init();
-    let runtime = tokio::runtime::Builder::new_current_thread()
-        .enable_all()
-        .build()
-        .unwrap();
-    let error = runtime.block_on(async move {
-        let receive = tokio::spawn(client.recv_async());
-        tokio::task::yield_now().await;
-        server.close_with(Cause::Violation);
-        receive.await.unwrap().unwrap_err()
-    });
+    let (woken, waker) = counting();
+    let mut receive = client.recv_async();
+    assert!(poll_once(&mut receive, &waker).is_pending());
+    server.close_with(Cause::Violation);
+    assert_eq!(wakes(&woken), 1, "the close wakes the task");
+    let error = block_on(receive).unwrap_err();
     assert_eq!(error.cause(), Cause::Violation);
 }
 
