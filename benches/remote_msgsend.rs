@@ -387,14 +387,23 @@ fn main() {
     let workers = numbers.get(1).copied().unwrap_or(4).max(1);
     let size = (numbers.first().copied().unwrap_or(1_000_000) / workers).max(1) * workers;
     let repeats = numbers.get(2).copied().unwrap_or(3).max(1) as usize;
+    // A word among the arguments keeps only the rows whose name holds it (and the floor), to
+    // profile one of them: `cargo bench --bench remote_msgsend -- 1000000 4 3 RawSession`.
+    let only = std::env::args()
+        .skip(1)
+        .find(|arg| !arg.starts_with('-') && arg.parse::<u64>().is_err());
+    let implementations: Vec<&Implementation> = IMPLEMENTATIONS
+        .iter()
+        .filter(|i| i.name == FLOOR || only.as_ref().is_none_or(|word| i.name.contains(word)))
+        .collect();
 
     // Warm up.
-    for implementation in IMPLEMENTATIONS {
+    for implementation in &implementations {
         (implementation.run)(size.min(10_000 * workers), workers);
     }
-    let mut samples = vec![(Vec::new(), Vec::new()); IMPLEMENTATIONS.len()];
+    let mut samples = vec![(Vec::new(), Vec::new()); implementations.len()];
     for _ in 0..repeats {
-        for (i, implementation) in IMPLEMENTATIONS.iter().enumerate() {
+        for (i, implementation) in implementations.iter().enumerate() {
             let (cpu, start) = (cpu_time(), Instant::now());
             let total = (implementation.run)(size, workers);
             let (wall, cpu) = (start.elapsed(), cpu_time() - cpu);
@@ -403,7 +412,7 @@ fn main() {
             samples[i].1.push(cpu.as_secs_f64());
         }
     }
-    let rows: Vec<(&str, f64, f64)> = IMPLEMENTATIONS
+    let rows: Vec<(&str, f64, f64)> = implementations
         .iter()
         .zip(samples)
         .map(|(implementation, (walls, cpus))| (implementation.name, median(walls), median(cpus)))

@@ -972,3 +972,73 @@ fn ranks_of_a_cluster_open_typed_sessions_with_each_other() {
         );
     });
 }
+
+/// A payload whose drop panics on the side that sent it (`armed` does not cross the wire).
+#[derive(Debug, serde::Serialize, serde::Deserialize)]
+pub struct Bomb {
+    n: u64,
+    #[serde(skip)]
+    armed: bool,
+}
+
+impl Drop for Bomb {
+    fn drop(&mut self) {
+        if self.armed && !std::thread::panicking() {
+            panic!("a payload's drop panicked (on purpose)");
+        }
+    }
+}
+
+pipes::proto! {
+    /// Payloads that blow up when the sending side drops them.
+    #[wire]
+    pub bombs {
+        Start: send { Bomb(Bomb) -> Start, Done -> ! }
+    }
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_payload_whose_drop_panics_in_the_pump_ends_only_its_session() {
+    let (client_node, conn, server_node, _) = pair(quick()).await;
+    let mut incoming = server_node.incoming::<bombs::Wire>();
+    let (start, remote) = tokio::join!(
+        async { conn.client_async::<bombs::Wire>().await.unwrap() },
+        async { within(5, incoming.accept_async()).await.unwrap() }
+    );
+    // The pump forwards the bomb, then drops it and panics: its task ends, and with it the
+    // session, whose two users see it closed instead of waiting forever.
+    let mut start = Some(start.bomb(Bomb { n: 1, armed: true }).unwrap());
+    let bombs::Start::Bomb(bomb, remote) = within(5, remote.recv_async()).await.unwrap() else {
+        panic!("not the bomb")
+    };
+    assert_eq!(bomb.n, 1);
+    let error = within(5, remote.recv_async()).await.unwrap_err();
+    assert_eq!(error.cause(), Cause::Closed, "{error}");
+    // The sender's next sends fail once the pump's endpoint is gone (one may still be taken
+    // by the lane before that).
+    within(5, async {
+        while let Some(endpoint) = start.take() {
+            match endpoint.bomb(Bomb { n: 2, armed: false }) {
+                Ok(next) => start = Some(next),
+                Err(pipes::SendError(bomb)) => assert_eq!(bomb.n, 2),
+            }
+            tokio::time::sleep(Duration::from_millis(5)).await;
+        }
+    })
+    .await;
+    // The nodes go on: another session on the same connection works, and both shut down.
+    let (start, remote) = tokio::join!(
+        async { conn.client_async::<bombs::Wire>().await.unwrap() },
+        async { within(5, incoming.accept_async()).await.unwrap() }
+    );
+    start.done().unwrap();
+    assert!(matches!(
+        within(5, remote.recv_async()).await.unwrap(),
+        bombs::Start::Done
+    ));
+    within(10, async {
+        client_node.shutdown().await;
+        server_node.shutdown().await;
+    })
+    .await;
+}

@@ -212,12 +212,19 @@ impl Gen<'_> {
                 _ => (quote!(), quote!(next)),
             };
             let after = self.pump_next(message, next);
+            // The payloads are dropped before the step returns the endpoint for the next state:
+            // if a payload's `Drop` panics there, the endpoint is still a local, which the
+            // unwinding drops (closing the user's side); a return value being built when a
+            // local's drop panics is leaked instead (rust-lang/rust#47949).
+            let drop_payloads =
+                (!vars.is_empty()).then(|| quote!(::core::mem::drop((#(#vars,)*));));
             quote! {
                 #attrs
                 #pattern => {
                     #hold
                     let frame = pump.encode(#index, #m, &[#(#fields),*])?;
                     pump.send(frame).await?;
+                    #drop_payloads
                     #after
                 }
             }
