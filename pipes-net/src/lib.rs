@@ -63,6 +63,14 @@
 //! behind them, over a `RawSession` as its module docs describe. `examples/remote_bank.rs` in
 //! the `pipes` crate runs one across two processes.
 //!
+//! Flow control: the wire of an unbounded protocol's session carries at most its credit
+//! window ([`Config::window`]) of messages the peer has not taken, so a slow reader's node never
+//! buffers more. A typed send still never blocks, as in one process: while the window is spent,
+//! what the user sends waits in the local lane to the pump, in the sender's memory. To bound
+//! that too, bound the protocol (an acknowledgement every N messages makes it bounded, and its
+//! sender waits for the acknowledgement), or send through a `RawSession`, whose `send_async`
+//! waits for credit.
+//!
 //! When a session fails, the user's endpoint learns why: a receive fails with a `RecvError`
 //! whose `cause()` is `Cause::ConnectionLost`, `Violation`, `Timeout` (no heartbeat) or
 //! `Aborted` (the peer aborted, or this side could not send a message), or `Closed` when the
