@@ -797,17 +797,29 @@ async fn read_loop<R: AsyncRead + Unpin>(
     origin: Origin,
 ) {
     let mut dead = conn.dead.subscribe();
+    let stop = stopped(&mut dead);
+    tokio::pin!(stop);
     let timeout = conn.config.heartbeat_timeout;
+    // One timer for the whole loop, moved on only when it fires: a timer per frame (a
+    // `timeout` around each read) cost a clock read and a timer-wheel entry a message.
+    let silence = tokio::time::sleep(timeout);
+    tokio::pin!(silence);
     loop {
         let read = tokio::select! {
-            () = stopped(&mut dead) => return,
-            read = tokio::time::timeout(timeout, next(&mut frames)) => read,
+            biased;
+            () = &mut stop => return,
+            read = next(&mut frames) => Ok(read),
+            () = &mut silence => Err(()),
         };
         let error = match read {
-            // No whole frame in time, but bytes of one came lately: wait on (reading a
-            // frame is cancel-safe, its bytes so far stay in the buffer).
-            Err(_) if frames.get_ref().last.elapsed() < timeout => continue,
-            Err(_) => SessionError::HeartbeatTimeout,
+            // No whole frame in time, but bytes came lately: wait on until the timeout after
+            // them (reading a frame is cancel-safe, its bytes so far stay in the buffer).
+            Err(()) if frames.get_ref().last.elapsed() < timeout => {
+                let last = frames.get_ref().last;
+                silence.as_mut().reset((last + timeout).into());
+                continue;
+            }
+            Err(()) => SessionError::HeartbeatTimeout,
             // The peer's answer to this end's graceful shutdown.
             Ok(None) if conn.closing.load(Ordering::Acquire) => closed_by_node(),
             Ok(None) => SessionError::ConnectionLost(Arc::new(io::Error::new(
