@@ -25,11 +25,15 @@ if [ ! -d "$work" ]; then
     git -C "$root" worktree add --detach "$work" "$rev" >/dev/null
 fi
 
+# The remote benchmarks need the root crate's `net` feature.
+features=()
+case $bench in remote_*) features=(-p pipes --features net) ;; esac
+
 # Builds the bench in a checkout and prints the path of its binary.
 build() {
     local dir=$1 target=$2
-    (cd "$dir" && CARGO_TARGET_DIR=$target cargo bench -q --no-run --bench "$bench" \
-        --message-format=json 2>/dev/null) |
+    (cd "$dir" && CARGO_TARGET_DIR=$target cargo bench -q --no-run "${features[@]}" \
+        --bench "$bench" --message-format=json 2>/dev/null) |
         python3 -c 'import json,sys
 for line in sys.stdin:
     m = json.loads(line)

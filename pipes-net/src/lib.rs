@@ -63,6 +63,22 @@
 //! behind them, over a `RawSession` as its module docs describe. `examples/remote_bank.rs` in
 //! the `pipes` crate runs one across two processes.
 //!
+//! A send's `Ok` means what it means in one process, and in TCP: the message was handed on
+//! (to the pump, then to the connection), not that the peer received it. A message still on
+//! its way when the connection dies is lost with it, and the sender learns so at its next
+//! send or receive. Where the sender must know, the protocol says so with a state that
+//! acknowledges, which also makes it bounded:
+//!
+//! ```text
+//! #[wire]
+//! pub ledger {
+//!     Open: send { Entry(u64) -> Recorded, Close -> ! }
+//!     Recorded: recv { Ok -> Open }
+//! }
+//! ```
+//!
+//! Once `Ok` arrives, the peer has received the entry: it can only answer after that.
+//!
 //! Flow control: the wire of an unbounded protocol's session carries at most its credit
 //! window ([`Config::window`]) of messages the peer has not taken, so a slow reader's node never
 //! buffers more. A typed send still never blocks, as in one process: while the window is spent,
