@@ -816,7 +816,7 @@ async fn read_loop<R: AsyncRead + Unpin>(
             // them (reading a frame is cancel-safe, its bytes so far stay in the buffer).
             Err(()) if frames.get_ref().last.elapsed() < timeout => {
                 let last = frames.get_ref().last;
-                silence.as_mut().reset((last + timeout).into());
+                silence.as_mut().reset(last + timeout);
                 continue;
             }
             Err(()) => SessionError::HeartbeatTimeout,
