@@ -657,9 +657,12 @@ fn a_bank_process_killed_mid_session_fails_the_customers_receive() {
         // receive fails instead of waiting.
         if let Ok(response) = connected.withdrawal(5) {
             match response.recv_timeout(Duration::from_secs(20)) {
-                Err(pipes::RecvTimeoutError::Disconnected(error)) => {
-                    assert_eq!(error.cause(), Cause::ConnectionLost, "{error}")
-                }
+                // The connection's reset, or, on a machine loaded enough to keep the bank's
+                // process off the CPU for the heartbeat timeout (1 s) before the kill, that.
+                Err(pipes::RecvTimeoutError::Disconnected(error)) => assert!(
+                    matches!(error.cause(), Cause::ConnectionLost | Cause::Timeout),
+                    "{error}"
+                ),
                 Err(pipes::RecvTimeoutError::Timeout(_)) => panic!("no error: a hang"),
                 Ok(message) => panic!("an answer from a dead bank: {message:?}"),
             }

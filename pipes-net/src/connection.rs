@@ -158,8 +158,8 @@ pub(crate) struct Slot {
     pub(crate) credit: Semaphore,
     /// The peer's window, as it announced it.
     peer_window: AtomicU32,
-    /// Why the session ended, once it has.
-    pub(crate) ended: Mutex<Option<SessionError>>,
+    /// Why the session ended, once it has: read on every send, so without a lock.
+    pub(crate) ended: OnceLock<SessionError>,
 }
 
 impl Slot {
@@ -170,7 +170,7 @@ impl Slot {
             limited: AtomicBool::new(false),
             credit: Semaphore::new(0),
             peer_window: AtomicU32::new(0),
-            ended: Mutex::new(None),
+            ended: OnceLock::new(),
         }
     }
 
@@ -186,10 +186,7 @@ impl Slot {
     /// Ends the session with `error` (the first reason wins) and wakes a send waiting for
     /// credit.
     pub(crate) fn end(&self, error: SessionError) {
-        let mut ended = lock(&self.ended);
-        if ended.is_none() {
-            *ended = Some(error);
-        }
+        let _ = self.ended.set(error);
         self.credit.close();
     }
 }

@@ -9,7 +9,7 @@ use serde::de::DeserializeOwned;
 use tokio::sync::mpsc;
 
 use crate::block::block_on;
-use crate::connection::{Conn, Out, Slot, closed_by_node, lock};
+use crate::connection::{Conn, Out, Slot, closed_by_node};
 use crate::error::SessionError;
 use crate::frame::{self, AbortCode, Encoded, Kind};
 
@@ -141,8 +141,10 @@ impl RawSession {
 
     /// Why the session cannot go on, if it cannot.
     fn ended(&self) -> Option<SessionError> {
-        lock(&self.slot.ended)
-            .clone()
+        self.slot
+            .ended
+            .get()
+            .cloned()
             .or_else(|| self.conn.failure())
     }
 

@@ -313,6 +313,9 @@ fn dropping_a_node_whose_peer_stopped_reading_returns_within_the_shutdown_timeou
         let node = Node::builder()
             .config(Config {
                 shutdown_timeout: timeout,
+                // The peer never sends a heartbeat: its silence must not end the connection
+                // while this end, a debug build on a busy machine, encodes 32 MiB.
+                heartbeat_timeout: Duration::from_secs(120),
                 ..Config::default()
             })
             .start()

@@ -6,7 +6,9 @@
 //! pointer (nonzero, aligned to 4, so never a sender's word), left there by a receiving side
 //! that waits. What the sender's words mean depends on the word's owner:
 //!
-//! - a packet (`packet.rs`): [`EMPTY`], then [`FULL`] or [`TERMINATED`], each final;
+//! - a packet (`packet.rs`): [`EMPTY`], then [`FULL`] or [`TERMINATED`], each final (a
+//!   sender that ends the protocol for a [`Cause`] other than a drop leaves [`terminated`]'s
+//!   word for it, with `TERMINATED`'s tag bits);
 //! - a lane (`lane.rs`): the tail index the sender has published (tagged with a low bit 1), or
 //!   the tail at which it hung up.
 //!
