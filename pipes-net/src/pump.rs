@@ -274,7 +274,7 @@ impl Pump {
     /// Encodes message `msg` of state `state` with `payloads` (the message's payloads in
     /// order). `None` if the session is over, or a payload does not serialize (then the
     /// session is aborted: the user's message is lost, and the user's endpoint sees its peer
-    /// gone).
+    /// gone, for [`Cause::Aborted`]).
     pub fn encode(&mut self, state: u32, msg: u32, payloads: &[&dyn Put]) -> Option<Outgoing> {
         let session = self.session.as_ref()?;
         let encoded = session.encode_with(state, msg, |out| {
