@@ -17,7 +17,7 @@ use std::fmt;
 use std::time::Instant;
 
 use crate::error::{Cause, RecvError, RecvTimeoutError, TryRecvError};
-use crate::lane::{LaneRx, LaneTx, lane};
+use crate::lane::{LaneRx, LaneTx, Room, lane};
 use crate::packet::{Receiving, StateName};
 use crate::take::Take;
 use crate::wait::{Settled, StateWord};
@@ -54,6 +54,18 @@ impl<Tx, Rx> Duplex<Tx, Rx> {
         let Duplex { tx, rx } = self;
         tx.close_with(cause);
         drop(rx);
+    }
+}
+
+impl<Tx, Rx> Duplex<Tx, Rx> {
+    /// The room this side's sends leave the peer (see `room.rs`).
+    pub(crate) fn room(&self) -> Room<'_> {
+        self.tx.room()
+    }
+
+    /// Reports this side's takes from now on, so the peer's sends can wait for `room`.
+    pub(crate) fn report(&self, room: usize) {
+        self.rx.report(room);
     }
 }
 

@@ -199,6 +199,15 @@ macro_rules! __endpoints {
                 $crate::__private::CloseWith::close_with(self.0, cause)
             }
         }
+
+        impl $($g)* $crate::__private::Backlog for $endpoint {
+            fn room(&self) -> ::core::option::Option<$crate::__private::Room<'_>> {
+                $crate::__private::Backlog::room(&self.0)
+            }
+            fn report(&self, room: usize) {
+                $crate::__private::Backlog::report(&self.0, room)
+            }
+        }
     };
     (@debug [$($g:tt)*] $endpoint:ty, $protocol:literal, $side:literal, $state:literal) => {
         impl $($g)* $crate::__private::fmt::Debug for $endpoint {

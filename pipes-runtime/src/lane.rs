@@ -236,6 +236,8 @@ struct Rx<T> {
     slot: usize,
     /// Whether blocking receives keep catching up with a sender sending flat out.
     chase: Chase,
+    /// Whether each take is reported in the lane's `taken` word (see [`LaneRx::report`]).
+    report: bool,
 }
 
 /// What the sending end alone reads and writes. In the lane rather than in the endpoint so that
@@ -271,6 +273,14 @@ struct Lane<T> {
     /// reference of an `Arc<SharedQueue<T>>`, stored before the sender hangs up and taken by
     /// whichever end swaps it out first (see [`LaneTx::upgrade`]). Null otherwise.
     upgrade: AtomicPtr<SharedQueue<T>>,
+    /// How far the receiver has taken, for a sender that waits for room ([`Room`]): the open
+    /// word of the receiver's `head`, swapped in after each take once the receiver reports (a
+    /// remote session's pump does; local lanes never do), [`RX_CLOSED`] once the receiver is
+    /// gone, or the waiter of a sender that waits.
+    taken: StateWord,
+    /// How many messages sent and not yet taken leave the sender room: set by the receiver's
+    /// report, 0 (no limit) until then.
+    room: AtomicUsize,
 }
 
 // SAFETY: a lane moves `T`s from the sender's thread to the receiver's; the slots are written
@@ -299,11 +309,14 @@ pub(crate) fn lane<T>() -> (LaneRx<T>, LaneTx<T>) {
             slots,
             slot: 0,
             chase: Chase::default(),
+            report: false,
         })),
         spare: AtomicPtr::new(ptr::null_mut()),
         ends: AtomicUsize::new(2),
         cause: AtomicUsize::new(Cause::Closed.index()),
         upgrade: AtomicPtr::new(ptr::null_mut()),
+        taken: StateWord(AtomicUsize::new(open_word(0))),
+        room: AtomicUsize::new(0),
     });
     let lane = NonNull::from(Box::leak(lane));
     (
@@ -342,6 +355,9 @@ unsafe fn release<T>(lane: NonNull<Lane<T>>) {
             Segment::free(current);
         }
     }
+    // A sender's waiter is taken out of `taken` by the receiver's close, and none is left
+    // after it (the sender finds the receiver gone and waits no more).
+    debug_assert!(!is_waiter(lane.taken.0.load(Ordering::Relaxed)));
     if let Some(spare) = NonNull::new(lane.spare.load(Ordering::Relaxed)) {
         // SAFETY: the spare is linked nowhere and nobody else can take it now.
         unsafe { Segment::free(spare) };
@@ -445,6 +461,19 @@ unsafe fn send<T>(lane: &Lane<T>, tx: &mut Tx<T>, message: T) -> Result<(), T> {
 }
 
 impl<T> LaneTx<T> {
+    /// How much room the receiver leaves this end: what a sender that must not run too far
+    /// ahead of its receiver waits on (see [`LaneRx::report`]).
+    pub(crate) fn room(&self) -> Room<'_> {
+        let lane = self.lane();
+        // SAFETY: only this end touches `tx`.
+        let tail = lane.tx.with_mut(|tx| unsafe { (*tx).tail });
+        Room {
+            taken: &lane.taken,
+            room: &lane.room,
+            tail,
+        }
+    }
+
     /// Hangs up, so that the receiver, once it has taken what was sent, finds the lane closed
     /// for `cause`.
     pub(crate) fn close_with(self, cause: Cause) {
@@ -556,6 +585,25 @@ impl<T> LaneRx<T> {
         })
     }
 
+    /// From now on, reports each message this end takes, so that its sender can wait until
+    /// fewer than `room` (at least 1) of the messages it sent are still to be taken ([`Room`]):
+    /// then one more send leaves at most `room`. Once
+    /// per lane; later calls change nothing.
+    pub(crate) fn report(&self, room: usize) {
+        let lane = self.lane();
+        lane.rx.with_mut(|rx| {
+            // SAFETY: as in `idle`.
+            let rx = unsafe { &mut *rx };
+            if rx.report {
+                return;
+            }
+            rx.report = true;
+            // Release: a sender that reads the room reads the word reported after it.
+            lane.room.store(room.max(1), Ordering::Release);
+            report_taken(lane, rx.head);
+        });
+    }
+
     /// Once a receive found the lane closed: why the sender hung up.
     pub(crate) fn cause(&self) -> Cause {
         Cause::from_index(self.lane().cause.load(Ordering::Relaxed))
@@ -638,7 +686,22 @@ unsafe fn take<T>(lane: &Lane<T>, rx: &mut Rx<T>) -> Take<T> {
         .with_mut(|slot| unsafe { (*slot).assume_init_read() });
     rx.slot += 1;
     rx.head = next_index(rx.head);
+    if rx.report {
+        report_taken(lane, rx.head);
+    }
     Take::Message(message)
+}
+
+/// Reports that the receiver has taken every message before `head`, waking a sender that waits
+/// for room.
+fn report_taken<T>(lane: &Lane<T>, head: usize) {
+    // Release orders our takes before the sender's next look; Acquire makes its waiter
+    // visible.
+    let found = lane.taken.0.swap(open_word(head), Ordering::AcqRel);
+    if is_waiter(found) {
+        // SAFETY: a waiter word, just swapped out by us.
+        unsafe { wake(found) };
+    }
 }
 
 /// Hands a used-up segment back to the sender as its spare, or frees it if there is one.
@@ -708,10 +771,18 @@ unsafe fn close_receiver<T>(lane: NonNull<()>, queue: Option<&DropQueue>) {
         // SAFETY: the port never received from this queue (it would have taken the upgrade).
         unsafe { queue.close() };
     }
+    // A sender waiting for room has all it will get.
+    let reported = shared.taken.0.swap(RX_CLOSED, Ordering::AcqRel);
+    if is_waiter(reported) {
+        // SAFETY: a waiter word, just swapped out by us.
+        unsafe { wake(reported) };
+    }
     let mut panics = Panics::default();
     shared.rx.with_mut(|rx| {
         // SAFETY: the receiving end is gone; its state is ours.
         let rx = unsafe { &mut *rx };
+        // The close above is the last report.
+        rx.report = false;
         if found & TAG == OPEN || found & TAG == HUNG_UP {
             rx.limit = found >> 2;
         }
@@ -727,4 +798,58 @@ unsafe fn close_receiver<T>(lane: NonNull<()>, queue: Option<&DropQueue>) {
     // SAFETY: every message sent before the close is dropped; later sends take theirs back.
     unsafe { release(lane) };
     panics.resume();
+}
+
+/// A sending end's room: whether the receiver has taken enough of what was sent that the
+/// sender may go on, once the receiver reports its takes (`LaneRx::report`; before that, and
+/// once the receiver is gone, there is always room). A sender that waits here keeps at most the
+/// room's messages between itself and its receiver.
+///
+/// The waiting follows the state word's protocol (`wait.rs`) on the lane's `taken` word: the
+/// receiver swaps in how far it has taken after each take, and a sender that waits leaves its
+/// waiter over the word it last read.
+#[derive(Clone, Copy, Debug)]
+pub struct Room<'a> {
+    taken: &'a StateWord,
+    room: &'a AtomicUsize,
+    /// The sender's tail: the messages it has sent.
+    tail: usize,
+}
+
+impl<'a> Room<'a> {
+    /// The word that the sender waits on, the one it last read, if it has no room; `None` if
+    /// it has room.
+    pub(crate) fn full(&self) -> Option<usize> {
+        // Acquire: the report's word, written after the room.
+        let room = self.room.load(Ordering::Acquire);
+        if room == 0 {
+            return None;
+        }
+        match self.taken.load() {
+            RX_CLOSED => None,
+            // A waiter of an earlier wait (a forgotten future's): the receiver has taken nothing
+            // since it was left, which was when there was no room. Waiting over 0, never a
+            // word of the receiver's, displaces it.
+            word if is_waiter(word) => Some(0),
+            word => {
+                let backlog = self.tail.wrapping_sub(word >> 2) & INDEX_MASK;
+                (backlog >= room).then_some(word)
+            }
+        }
+    }
+
+    /// The word waited on.
+    pub(crate) fn word(&self) -> &'a StateWord {
+        self.taken
+    }
+
+    /// Blocks until there is room, or `deadline` passes (then `false`).
+    pub(crate) fn wait(&self, deadline: Option<std::time::Instant>) -> bool {
+        while let Some(idle) = self.full() {
+            if self.taken.wait(idle, deadline).is_none() {
+                return self.full().is_none();
+            }
+        }
+        true
+    }
 }

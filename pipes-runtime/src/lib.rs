@@ -8,7 +8,7 @@
 //! | layer                         | files                                                    |
 //! |-------------------------------|----------------------------------------------------------|
 //! | select and port sets          | `select.rs`, `port_set.rs`, `arm.rs` (`select!`'s checks) |
-//! | endpoints                     | `stream.rs`, `oneshot.rs`, `shared.rs`, `buffer.rs`, `duplex.rs`, `state.rs`, `endpoint.rs`, `target.rs` |
+//! | endpoints                     | `stream.rs`, `oneshot.rs`, `shared.rs`, `buffer.rs`, `duplex.rs`, `state.rs`, `endpoint.rs`, `target.rs`, `room.rs` |
 //! | packets, lanes and queues     | `packet.rs`, `lane.rs`, `mpsc.rs`, `queue.rs`, `alloc.rs`, `drop_queue.rs` |
 //! | waiting and waking            | `wait.rs`, `ready_list.rs`, `waiter.rs`, `spin.rs`, `sync.rs`, `take.rs`, `error.rs` |
 //!
@@ -114,6 +114,7 @@ mod packet;
 pub mod port_set;
 mod queue;
 mod ready_list;
+mod room;
 pub mod select;
 pub mod shared;
 pub mod spin;
@@ -275,7 +276,9 @@ pub mod __private {
     pub use crate::duplex::{Duplex, duplex};
     pub use crate::endpoint::{CloseWith, Recv};
     pub use crate::error::{Cause, RecvError, RecvTimeoutError, SendError, TryRecvError};
+    pub use crate::lane::Room;
     pub use crate::packet::{Receiving, RecvPacket, SendPacket, StateName, entangle};
+    pub use crate::room::{Backlog, RoomFuture, wait_room};
     pub use crate::state::{RecvEndpoint, RecvFuture};
     pub use crate::wait::{Settled, StateWord};
     pub use core::convert::Infallible;

@@ -20,7 +20,7 @@ const LAYERS: &[&[&str]] = &[
     ],
     &["packet", "lane", "mpsc", "queue", "alloc", "drop_queue"],
     &[
-        "stream", "oneshot", "shared", "buffer", "duplex", "state", "endpoint", "target",
+        "stream", "oneshot", "shared", "buffer", "duplex", "state", "endpoint", "target", "room",
     ],
     &["select", "port_set", "arm"],
 ];

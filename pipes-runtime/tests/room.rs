@@ -1,0 +1,164 @@
+//! Room: a sender that waits until its receiver has taken all but a few of its messages (what a
+//! remote session's pump offers the user's sends, `pipes::net::writable`), over the lanes of an
+//! unbounded session, with a blocked thread, a task, a forgotten future, and a receiver that
+//! goes away. Endpoints whose receiver does not report always have room.
+
+use std::thread;
+use std::time::{Duration, Instant};
+
+mod common;
+
+use common::forget;
+use common::task::{block_on, counting, poll_once, wakes};
+use pipes_runtime::__private::{Backlog, RoomFuture, wait_room};
+
+pipes_runtime::proto! {
+    /// Unbounded: two lanes.
+    pub numbers {
+        Stream: send { Number(u64) -> Stream, End -> ! }
+    }
+}
+
+pipes_runtime::proto! {
+    /// Bounded: a session buffer, whose sends the protocol bounds.
+    pub ask {
+        Ask: send { Question(u32) -> Answer }
+        Answer: recv { Reply(u32) -> Ask }
+    }
+}
+
+/// No wait at all: whether there is room now.
+fn has_room<E: Backlog>(endpoint: &E) -> bool {
+    wait_room(endpoint, Some(Instant::now()))
+}
+
+#[test]
+fn a_sender_has_room_until_the_room_is_full_of_messages_its_receiver_has_not_taken() {
+    let (server, client) = numbers::init();
+    server.report(2);
+    let mut client = client;
+    for n in 0..2 {
+        assert!(has_room(&client), "{n} sent, 2 of room");
+        client = client.number(n).unwrap();
+    }
+    assert!(
+        !has_room(&client),
+        "2 sent, 2 of room: one more would leave 3"
+    );
+    let numbers::Stream::Number(0, server) = server.recv().unwrap() else {
+        panic!("not the first number")
+    };
+    assert!(has_room(&client), "one taken");
+    drop(server);
+    assert!(
+        has_room(&client),
+        "the receiver is gone: the next send says so"
+    );
+    assert!(client.number(3).is_err());
+}
+
+#[test]
+fn without_a_report_every_endpoint_has_room() {
+    let (_server, mut client) = numbers::init();
+    for n in 0..1000 {
+        client = client.number(n).unwrap();
+    }
+    assert!(has_room(&client));
+    let (server, client) = ask::init();
+    assert!(has_room(&client) && has_room(&server));
+    server.report(1);
+    let answer = client.question(1).unwrap();
+    assert!(has_room(&answer), "a session buffer never reports");
+}
+
+#[test]
+fn a_blocked_sender_wakes_when_the_receiver_takes() {
+    let (server, client) = numbers::init();
+    server.report(1);
+    let client = client.number(0).unwrap();
+    let taker = thread::spawn(move || {
+        thread::sleep(Duration::from_millis(20));
+        let numbers::Stream::Number(0, server) = server.recv().unwrap() else {
+            panic!("not the first number")
+        };
+        server
+    });
+    assert!(wait_room(&client, None));
+    let _server = taker.join().unwrap();
+    let client = client.number(1).unwrap();
+    assert!(!wait_room(
+        &client,
+        Some(Instant::now() + Duration::from_millis(10))
+    ));
+}
+
+#[test]
+fn a_waiting_task_is_woken_by_a_take_and_resolves_to_its_endpoint() {
+    let (server, client) = numbers::init();
+    server.report(1);
+    let client = client.number(0).unwrap();
+    let (count, waker) = counting();
+    let mut future = RoomFuture::new(client);
+    assert!(poll_once(&mut future, &waker).is_pending());
+    assert!(
+        poll_once(&mut future, &waker).is_pending(),
+        "a re-poll stays registered"
+    );
+    assert_eq!(wakes(&count), 0);
+    let numbers::Stream::Number(0, server) = server.recv().unwrap() else {
+        panic!("not the first number")
+    };
+    assert_eq!(wakes(&count), 1, "the take woke the task");
+    let std::task::Poll::Ready(client) = poll_once(&mut future, &waker) else {
+        panic!("room after the take")
+    };
+    // One more send fills the room again; a future on it resolves once the receiver is gone.
+    let client = client.number(1).unwrap();
+    let mut future = RoomFuture::new(client);
+    assert!(poll_once(&mut future, &waker).is_pending());
+    drop(server);
+    assert_eq!(wakes(&count), 2, "the receiver's drop woke the task");
+    let client = block_on(future);
+    assert!(client.number(2).is_err());
+}
+
+#[test]
+fn a_cancelled_wait_hands_the_endpoint_back_and_leaves_no_waiter() {
+    let (server, client) = numbers::init();
+    server.report(1);
+    let client = client.number(0).unwrap();
+    let (count, waker) = counting();
+    let mut future = RoomFuture::new(client);
+    assert!(poll_once(&mut future, &waker).is_pending());
+    let client = future.cancel();
+    let numbers::Stream::Number(0, _server) = server.recv().unwrap() else {
+        panic!("not the first number")
+    };
+    assert_eq!(
+        wakes(&count),
+        0,
+        "the cancelled registration was taken back"
+    );
+    assert!(has_room(&client));
+}
+
+#[test]
+fn a_forgotten_wait_leaves_a_waiter_that_the_next_take_wakes_harmlessly() {
+    let (server, client) = numbers::init();
+    server.report(1);
+    let client = client.number(0).unwrap();
+    let (count, waker) = counting();
+    let mut future = RoomFuture::new(client);
+    assert!(poll_once(&mut future, &waker).is_pending());
+    // The future owns the endpoint: forgotten, its waiter stays in the word.
+    forget(future);
+    let numbers::Stream::Number(0, server) = server.recv().unwrap() else {
+        panic!("not the first number")
+    };
+    assert_eq!(
+        wakes(&count),
+        1,
+        "the take swapped the waiter out and woke it"
+    );
+    drop(server);
+}
