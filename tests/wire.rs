@@ -1045,3 +1045,97 @@ async fn a_payload_whose_drop_panics_in_the_pump_ends_only_its_session() {
     })
     .await;
 }
+
+/// A reader that stops reading: with `wait_writable` before each send, the typed sender stops
+/// `2 * WINDOW + 1` messages ahead (the window on the wire, one in the pump waiting for credit,
+/// and the window in the lane to the pump), however long it tries; once the reader catches
+/// up, every message arrives in order and there is room again.
+#[test]
+fn a_sender_that_waits_for_room_stops_two_windows_ahead_of_a_reader_that_stopped() {
+    const WINDOW: u64 = 16;
+    watchdog(60, || {
+        let config = pipes::net::Config {
+            window: WINDOW as u32,
+            ..quick()
+        };
+        let server_node = Node::builder()
+            .listen("127.0.0.1:0".parse().unwrap())
+            .config(config)
+            .start()
+            .unwrap();
+        let addr = server_node.local_addr().unwrap();
+        // A raw session grants credit only as it receives, so not receiving stops the sender.
+        let mut acceptor =
+            server_node.serve(<numbers::Wire as WireProtocol>::PROTOCOL, Role::Server);
+        let client_node = Node::builder().config(config).start().unwrap();
+        let mut stream = client_node.client::<numbers::Wire>(addr).unwrap();
+        let mut session = acceptor.accept().unwrap();
+        let mut sent = 0;
+        while pipes::net::wait_writable_timeout(&stream, Duration::from_secs(1)) {
+            assert!(
+                sent < 2 * WINDOW + 1,
+                "room for more than {sent} with no reader"
+            );
+            stream = stream.number(sent).unwrap();
+            sent += 1;
+        }
+        assert_eq!(sent, 2 * WINDOW + 1);
+        for n in 0..sent {
+            assert_eq!(session.recv().unwrap().decode::<u64>().unwrap(), n);
+        }
+        assert!(pipes::net::wait_writable_timeout(
+            &stream,
+            Duration::from_secs(5)
+        ));
+        let _tally = stream.end().unwrap();
+    });
+}
+
+/// The same with a task: `writable` resolves to the endpoint, and `cancel` hands it back from
+/// a wait that timed out.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_task_waits_for_room_with_writable_and_gets_its_endpoint_back_on_a_timeout() {
+    const WINDOW: u64 = 8;
+    within(60, async {
+        let config = pipes::net::Config {
+            window: WINDOW as u32,
+            ..quick()
+        };
+        let server_node = Node::builder()
+            .listen("127.0.0.1:0".parse().unwrap())
+            .config(config)
+            .start_async()
+            .await
+            .unwrap();
+        let addr = server_node.local_addr().unwrap();
+        let mut acceptor =
+            server_node.serve(<numbers::Wire as WireProtocol>::PROTOCOL, Role::Server);
+        let client_node = Node::builder().config(config).start_async().await.unwrap();
+        let mut stream = client_node
+            .client_async::<numbers::Wire>(addr)
+            .await
+            .unwrap();
+        let mut session = acceptor.accept_async().await.unwrap();
+        let mut sent = 0;
+        loop {
+            let mut writable = pipes::net::writable(stream);
+            match tokio::time::timeout(Duration::from_secs(1), &mut writable).await {
+                Ok(ready) => stream = ready.number(sent).unwrap(),
+                Err(_) => {
+                    stream = writable.cancel();
+                    break;
+                }
+            }
+            sent += 1;
+            assert!(sent <= 2 * WINDOW + 1, "room for {sent} with no reader");
+        }
+        assert_eq!(sent, 2 * WINDOW + 1);
+        for n in 0..sent {
+            let message = session.recv_async().await.unwrap();
+            assert_eq!(message.decode::<u64>().unwrap(), n);
+        }
+        let stream = pipes::net::writable(stream).await;
+        let _tally = stream.end().unwrap();
+    })
+    .await;
+}

@@ -83,7 +83,9 @@
 //! window ([`Config::window`]) of messages the peer has not taken, so a slow reader's node never
 //! buffers more. A typed send still never blocks, as in one process: while the window is spent,
 //! what the user sends waits in the local lane to the pump, in the sender's memory. To bound
-//! that too, bound the protocol (an acknowledgement every N messages makes it bounded, and its
+//! that too, wait for room before sending: [`writable()`] (async) or [`wait_writable`]
+//! return once at most a window of messages waits for the pump, which bounds the sender's
+//! memory whatever the reader does ([`writable()`] says how). Or bound the protocol (an acknowledgement every N messages makes it bounded, and its
 //! sender waits for the acknowledgement), or send through a `RawSession`, whose `send_async`
 //! waits for credit.
 //!
@@ -103,6 +105,7 @@ mod pump;
 mod session;
 mod shutdown;
 mod wire;
+mod writable;
 
 pub use cluster::{Cluster, ClusterBuilder, ClusterError};
 pub use connection::Origin;
@@ -111,6 +114,7 @@ pub use frame::{AbortCode, Role};
 pub use node::{Builder, Config, Connection, Node, Protocol};
 pub use session::{Acceptor, RawMessage, RawSession};
 pub use wire::{Incoming, WireProtocol};
+pub use writable::{Writable, wait_writable, wait_writable_timeout, writable};
 
 /// What the code `proto!` generates for `#[wire]` protocols uses. Not a public API: it changes
 /// with the code generator.
@@ -119,6 +123,7 @@ pub mod __private {
     pub use crate::node::Protocol;
     pub use crate::pump::{
         Field, Held, Payload, Pump, PumpState, PumpTask, Put, WirePayload, idle, payload, pump,
+        report,
     };
     pub use crate::session::RawSession;
     pub use crate::wire::WireProtocol;

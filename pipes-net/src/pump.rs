@@ -36,7 +36,7 @@ use serde::de::DeserializeOwned;
 
 use std::sync::{Arc, OnceLock};
 
-use pipes_runtime::__private::{CloseWith, Recv, RecvEndpoint, RecvFuture};
+use pipes_runtime::__private::{Backlog, CloseWith, Recv, RecvEndpoint, RecvFuture};
 use pipes_runtime::Cause;
 
 use crate::error::SessionError;
@@ -147,6 +147,17 @@ pub fn pump<S: PumpState>(state: S, session: RawSession) -> PumpTask {
     // Registered now, not at the task's first poll: a node shut down before that waits for it.
     let mark = session.register_pump();
     Box::pin(run(state, session, mark))
+}
+
+/// The pump's endpoint for the start state, made to report what the pump takes from it, so that
+/// the user's sends can wait for room (`writable.rs`), before the user has its own endpoint:
+/// no send gets ahead of the report. Nothing for a bounded protocol's endpoints.
+pub fn report<E: Backlog>(endpoint: E, session: &RawSession) -> E {
+    match session.window() {
+        0 => {}
+        window => endpoint.report(window as usize),
+    }
+    endpoint
 }
 
 /// A pump for a protocol whose start state has no messages: nothing ever crosses, so the

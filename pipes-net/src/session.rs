@@ -304,6 +304,12 @@ impl RawSession {
         }
     }
 
+    /// The credit window this end grants the peer (0 for a bounded protocol): also the room
+    /// a pump leaves the sends of its local endpoint (see `writable.rs`).
+    pub(crate) fn window(&self) -> u32 {
+        self.slot.window
+    }
+
     /// Counts a received message, and hands the peer credit every half window.
     fn credit_one(&mut self) {
         let window = self.slot.window;

@@ -8,7 +8,7 @@
 //! sender that wants its memory bounded wait for room before it sends: blocking with
 //! [`wait_room`], or with a [`RoomFuture`] on any executor. Endpoints whose receiver does not
 //! report (every local session's, and those that move one message at a time) always have room.
-//! Only the runtime's own tests use it so far; `pipes-net`'s pump is to report (issue 15).
+//! `pipes-net`'s pumps report, and its `writable` waits here.
 
 use std::fmt;
 use std::future::Future;

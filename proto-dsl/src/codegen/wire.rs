@@ -54,6 +54,7 @@ impl Gen<'_> {
             );
             quote! {
                 let (server, client) = init();
+                let #held = __net::report(#held, &session);
                 (#given, __net::pump(#pump::#start_name(#held), session))
             }
         };
