@@ -1139,3 +1139,129 @@ async fn a_task_waits_for_room_with_writable_and_gets_its_endpoint_back_on_a_tim
     })
     .await;
 }
+
+/// The other side of the bound: a typed reader that stops reading stops its peer's sends. Its
+/// pump receives (and so hands the peer credit) only while the user has less than a window
+/// left to take, so the reader's node holds at most a window in the lane and a window in the
+/// session, and the writer's `send` waits for credit meanwhile.
+#[test]
+fn a_reader_that_stops_reading_stops_the_writer_two_windows_on() {
+    const WINDOW: u64 = 16;
+    const N: u64 = 200;
+    watchdog(60, || {
+        let config = pipes::net::Config {
+            window: WINDOW as u32,
+            ..quick()
+        };
+        let server_node = Node::builder()
+            .listen("127.0.0.1:0".parse().unwrap())
+            .config(config)
+            .start()
+            .unwrap();
+        let addr = server_node.local_addr().unwrap();
+        let mut incoming = server_node.incoming::<numbers::Wire>();
+        let client_node = Node::builder().config(config).start().unwrap();
+        let mut session = client_node
+            .open(
+                addr,
+                <numbers::Wire as WireProtocol>::PROTOCOL,
+                Role::Client,
+            )
+            .unwrap();
+        let sent = std::sync::Arc::new(std::sync::atomic::AtomicU64::new(0));
+        let writer = std::thread::spawn({
+            let sent = sent.clone();
+            move || {
+                for n in 0..N {
+                    session.send(0, 0, &n).unwrap();
+                    sent.store(n + 1, std::sync::atomic::Ordering::SeqCst);
+                }
+                session.send(0, 1, &()).unwrap();
+                let count = session.recv().unwrap();
+                assert_eq!((count.state, count.msg), (1, 0));
+                count.decode::<(u64, u64)>().unwrap()
+            }
+        });
+        let mut stream = incoming.accept().unwrap();
+        // Until the writer has been stuck for a while.
+        let mut seen = u64::MAX;
+        while seen != sent.load(std::sync::atomic::Ordering::SeqCst) {
+            seen = sent.load(std::sync::atomic::Ordering::SeqCst);
+            std::thread::sleep(Duration::from_millis(300));
+        }
+        assert!(
+            (WINDOW..=2 * WINDOW).contains(&seen),
+            "the writer sent {seen} to a reader that read nothing"
+        );
+        let mut count = 0;
+        let tally = loop {
+            match stream.recv().unwrap() {
+                numbers::Stream::Number(n, next) => {
+                    assert_eq!(n, count, "out of order");
+                    count += 1;
+                    stream = next;
+                }
+                numbers::Stream::End(tally) => break tally,
+            }
+        };
+        assert_eq!(count, N);
+        tally.count(N, N * (N - 1) / 2).unwrap();
+        assert_eq!(writer.join().unwrap(), (N, N * (N - 1) / 2));
+    });
+}
+
+/// A reader's node dropped while its pump waits for the user to read: the drop does not wait
+/// for that pump (it has nothing to put on the wire), and the user still takes what was
+/// delivered, then learns the connection is gone.
+#[test]
+fn a_node_dropped_while_its_pump_waits_for_the_user_to_read_fails_the_receive_after_the_rest() {
+    const WINDOW: u64 = 8;
+    watchdog(60, || {
+        let config = pipes::net::Config {
+            window: WINDOW as u32,
+            ..quick()
+        };
+        let server_node = Node::builder()
+            .listen("127.0.0.1:0".parse().unwrap())
+            .config(config)
+            .start()
+            .unwrap();
+        let addr = server_node.local_addr().unwrap();
+        let mut incoming = server_node.incoming::<numbers::Wire>();
+        let client_node = Node::builder().config(config).start().unwrap();
+        let session = client_node
+            .open(
+                addr,
+                <numbers::Wire as WireProtocol>::PROTOCOL,
+                Role::Client,
+            )
+            .unwrap();
+        let mut stream = incoming.accept().unwrap();
+        for n in 0..2 * WINDOW {
+            session.send(0, 0, &n).unwrap();
+        }
+        // The pump has delivered a window and waits for the user to take some.
+        std::thread::sleep(Duration::from_millis(200));
+        let dropped = std::time::Instant::now();
+        drop(server_node);
+        assert!(
+            dropped.elapsed() < Duration::from_secs(3),
+            "the drop waited {:?} for a pump waiting on its user",
+            dropped.elapsed()
+        );
+        let mut taken = 0;
+        let error = loop {
+            match stream.recv() {
+                Ok(numbers::Stream::Number(n, next)) => {
+                    assert_eq!(n, taken);
+                    taken += 1;
+                    stream = next;
+                }
+                Ok(numbers::Stream::End(_)) => panic!("an end nobody sent"),
+                Err(error) => break error,
+            }
+        };
+        assert!(taken >= WINDOW, "took only {taken}");
+        assert_eq!(error.cause(), Cause::ConnectionLost, "{error}");
+    });
+}

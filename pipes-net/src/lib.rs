@@ -79,15 +79,20 @@
 //!
 //! Once `Ok` arrives, the peer has received the entry: it can only answer after that.
 //!
-//! Flow control: the wire of an unbounded protocol's session carries at most its credit
-//! window ([`Config::window`]) of messages the peer has not taken, so a slow reader's node never
-//! buffers more. A typed send still never blocks, as in one process: while the window is spent,
-//! what the user sends waits in the local lane to the pump, in the sender's memory. To bound
-//! that too, wait for room before sending: [`writable()`] (async) or [`wait_writable`]
-//! return once at most a window of messages waits for the pump, which bounds the sender's
-//! memory whatever the reader does ([`writable()`] says how). Or bound the protocol (an acknowledgement every N messages makes it bounded, and its
-//! sender waits for the acknowledgement), or send through a `RawSession`, whose `send_async`
-//! waits for credit.
+//! Flow control, for an unbounded protocol's sessions:
+//!
+//! - The wire carries at most the credit window ([`Config::window`]) of messages the peer's
+//!   pump has not received.
+//! - A pump receives for its user only while the user has less than a window left to take, so
+//!   a user who stops reading stops its peer's sends: its node holds at most a window in the
+//!   lane to the user and a window in the session.
+//! - A typed send still never blocks, as in one process: while the window is spent, what the
+//!   user sends waits in the local lane to the pump, in the sender's memory. To bound that too,
+//!   wait for room before sending: [`writable()`] (async) or [`wait_writable`] return once
+//!   fewer than a window of messages wait for the pump, so the sender stops `2 * window + 1`
+//!   messages ahead of a reader that stopped. Or bound the protocol (an acknowledgement every
+//!   N messages makes it bounded, and its sender waits for the acknowledgement), or send
+//!   through a `RawSession`, whose `send_async` waits for credit.
 //!
 //! When a session fails, the user's endpoint learns why: a receive fails with a `RecvError`
 //! whose `cause()` is `Cause::ConnectionLost`, `Violation`, `Timeout` (no heartbeat) or

@@ -29,6 +29,7 @@
 
 use std::future::Future;
 use std::pin::Pin;
+use std::task::Poll;
 
 use bytes::{Bytes, BytesMut};
 use serde::Serialize;
@@ -36,7 +37,7 @@ use serde::de::DeserializeOwned;
 
 use std::sync::{Arc, OnceLock};
 
-use pipes_runtime::__private::{Backlog, CloseWith, Recv, RecvEndpoint, RecvFuture};
+use pipes_runtime::__private::{Backlog, CloseWith, Recv, RecvEndpoint, RecvFuture, RoomFuture};
 use pipes_runtime::Cause;
 
 use crate::error::SessionError;
@@ -317,6 +318,32 @@ impl Pump {
         }
     }
 
+    /// The local endpoint the pump is about to deliver the peer's next message to, once the
+    /// user has taken all but a credit window of what the pump delivered before: the pump
+    /// receives from the session (and so hands the peer credit) only as fast as the user
+    /// reads, so a user who stops reading stops the peer's sends, and its node buffers at most
+    /// a window in the lane and a window in the session. Waiting here, the pump has nothing to
+    /// put on the wire: a shutdown counts it idle.
+    ///
+    /// The session may end meanwhile (the peer closed it, or the connection died): what it
+    /// received before is still delivered, once the user reads, and then the end. If the
+    /// pump itself is dropped while it waits (its node's runtime went away), the endpoint is
+    /// closed as a held one is.
+    pub async fn room<E: Backlog + CloseWith>(&mut self, endpoint: E) -> E {
+        let mut wait = Waiting(Some(RoomFuture::new(endpoint)));
+        // One poll first: a user that keeps up costs no more than that.
+        let first = std::future::poll_fn(|cx| Poll::Ready(wait.poll(cx))).await;
+        match first {
+            Poll::Ready(endpoint) => endpoint,
+            Poll::Pending => {
+                self.mark.away();
+                let endpoint = std::future::poll_fn(|cx| wait.poll(cx)).await;
+                self.mark.back();
+                endpoint
+            }
+        }
+    }
+
     /// The next message from the peer, which must be one of the `messages` messages of state
     /// `state`: its index. Anything else is a violation; a failed session is `None`.
     pub async fn remote(&mut self, state: u32, messages: u32) -> Option<u32> {
@@ -445,7 +472,30 @@ impl<E: CloseWith> Held<E> {
 impl<E: CloseWith> Drop for Held<E> {
     fn drop(&mut self) {
         if let Some(endpoint) = self.endpoint.take() {
-            endpoint.close_with(self.cause.get().copied().unwrap_or(Cause::Closed));
+            // No cause: the pump was dropped mid-step, with its node's runtime.
+            let cause = self.cause.get().copied().unwrap_or(Cause::ConnectionLost);
+            endpoint.close_with(cause);
+        }
+    }
+}
+
+/// [`Pump::room`]'s wait, which closes the endpoint as [`Held`] does if the pump is dropped
+/// while it waits.
+struct Waiting<E: Backlog + CloseWith>(Option<RoomFuture<E>>);
+
+impl<E: Backlog + CloseWith> Waiting<E> {
+    fn poll(&mut self, cx: &mut std::task::Context<'_>) -> Poll<E> {
+        let wait = self.0.as_mut().expect("a wait resolves once");
+        let endpoint = std::task::ready!(Pin::new(wait).poll(cx));
+        self.0 = None;
+        Poll::Ready(endpoint)
+    }
+}
+
+impl<E: Backlog + CloseWith> Drop for Waiting<E> {
+    fn drop(&mut self) {
+        if let Some(wait) = self.0.take() {
+            wait.cancel().close_with(Cause::ConnectionLost);
         }
     }
 }

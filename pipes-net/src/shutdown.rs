@@ -41,6 +41,7 @@ impl Pumps {
         PumpMark {
             mark,
             pumps: self.clone(),
+            before: 0,
         }
     }
 
@@ -73,6 +74,8 @@ impl Pumps {
 pub(crate) struct PumpMark {
     mark: Arc<AtomicU64>,
     pumps: Arc<Pumps>,
+    /// The mark before [`away`](PumpMark::away), put back by [`back`](PumpMark::back).
+    before: u64,
 }
 
 impl PumpMark {
@@ -82,6 +85,22 @@ impl PumpMark {
         let round = self.pumps.round.load(Ordering::Acquire);
         self.mark.store(round, Ordering::Release);
         self.pumps.changed.notify_waiters();
+    }
+}
+
+impl PumpMark {
+    /// Reports the pump idle for every round until [`back`](PumpMark::back): it waits for its
+    /// user to read, with nothing to put on the wire, and takes no settle request meanwhile.
+    pub(crate) fn away(&mut self) {
+        self.before = self.mark.swap(u64::MAX, Ordering::AcqRel);
+        self.pumps.changed.notify_waiters();
+    }
+
+    /// Ends [`away`](PumpMark::away): the pump is idle only for the rounds it was before. A
+    /// round begun meanwhile left its settle request in the session's inbox, which the pump
+    /// takes when it next waits on the peer.
+    pub(crate) fn back(&mut self) {
+        self.mark.store(self.before, Ordering::Release);
     }
 }
 

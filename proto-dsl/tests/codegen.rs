@@ -116,6 +116,21 @@ fn wire_items() {
     let source = "/// Ping-pong across the wire.\n#[wire]\npub pingpong {\n    \
                   Ping: send { Ping(u32, String) -> Pong, Stop -> ! }\n    \
                   Pong: recv { Pong(u32) -> Ping }\n}\n";
+    insta::assert_snapshot!("expand__wire_items", wire_items_of(source));
+}
+
+/// An unbounded `#[wire]` protocol's pumps also bound what each side has yet to take: both
+/// endpoints report their takes, and the pump waits for room before it receives for the user.
+#[test]
+fn wire_items_of_an_unbounded_protocol() {
+    let source = "/// Numbers across the wire.\n#[wire]\npub numbers {\n    \
+                  Stream: send { Number(u64) -> Stream, End -> Tally }\n    \
+                  Tally: recv { Count(u64) -> ! }\n}\n";
+    insta::assert_snapshot!("expand__wire_items_unbounded", wire_items_of(source));
+}
+
+/// The items `#[wire]` adds to the module of the protocol in `source`, pretty-printed.
+fn wire_items_of(source: &str) -> String {
     let analysis = proto_dsl::analyze(source).unwrap();
     let tokens = proto_dsl::codegen::generate_with_diagrams(
         &analysis,
@@ -136,5 +151,5 @@ fn wire_items() {
         !text.contains("# [wire]") && !text.contains("#[wire]\n"),
         "{text}"
     );
-    insta::assert_snapshot!("expand__wire_items", &text[start..]);
+    text[start..].to_string()
 }

@@ -48,13 +48,21 @@ impl Gen<'_> {
                 return quote!((init().#index, __net::idle(session)));
             }
             let pump = Self::pump_ident(user.other());
+            // Both ends report their takes before either is used, so the user's `writable`
+            // and the pump's `room` see every message (`pipes-net`'s `writable.rs`).
+            let report = unbounded.then(|| {
+                quote! {
+                    let (server, client) =
+                        (__net::report(server, &session), __net::report(client, &session));
+                }
+            });
             let (held, given) = (
                 format_ident!("{}", user.other().word()),
                 format_ident!("{}", user.word()),
             );
             quote! {
                 let (server, client) = init();
-                let #held = __net::report(#held, &session);
+                #report
                 (#given, __net::pump(#pump::#start_name(#held), session))
             }
         };
@@ -262,7 +270,11 @@ impl Gen<'_> {
                 }
             }
         });
+        // An unbounded protocol's pump receives only as fast as the user reads (`Pump::room`).
+        let room = (!self.liveness.is_bounded())
+            .then(|| quote!(let endpoint = pump.room(endpoint).await;));
         quote! {{
+            #room
             let endpoint = pump.hold(endpoint);
             match pump.remote(#index, #count).await? {
                 #(#arms)*
