@@ -1046,6 +1046,26 @@ async fn a_payload_whose_drop_panics_in_the_pump_ends_only_its_session() {
     .await;
 }
 
+/// Test settings with a credit window of `window` messages.
+fn window_of(window: u64) -> pipes::net::Config {
+    pipes::net::Config {
+        window: window as u32,
+        ..quick()
+    }
+}
+
+/// A listening node and another, each on its own thread, with a credit window of `window`.
+fn nodes_with_window(window: u64) -> (Node, SocketAddr, Node) {
+    let server = Node::builder()
+        .listen("127.0.0.1:0".parse().unwrap())
+        .config(window_of(window))
+        .start()
+        .unwrap();
+    let addr = server.local_addr().unwrap();
+    let client = Node::builder().config(window_of(window)).start().unwrap();
+    (server, addr, client)
+}
+
 /// A reader that stops reading: with `wait_writable` before each send, the typed sender stops
 /// `2 * WINDOW + 1` messages ahead (the window on the wire, one in the pump waiting for credit,
 /// and the window in the lane to the pump), however long it tries; once the reader catches
@@ -1054,20 +1074,10 @@ async fn a_payload_whose_drop_panics_in_the_pump_ends_only_its_session() {
 fn a_sender_that_waits_for_room_stops_two_windows_ahead_of_a_reader_that_stopped() {
     const WINDOW: u64 = 16;
     watchdog(60, || {
-        let config = pipes::net::Config {
-            window: WINDOW as u32,
-            ..quick()
-        };
-        let server_node = Node::builder()
-            .listen("127.0.0.1:0".parse().unwrap())
-            .config(config)
-            .start()
-            .unwrap();
-        let addr = server_node.local_addr().unwrap();
+        let (server_node, addr, client_node) = nodes_with_window(WINDOW);
         // A raw session grants credit only as it receives, so not receiving stops the sender.
         let mut acceptor =
             server_node.serve(<numbers::Wire as WireProtocol>::PROTOCOL, Role::Server);
-        let client_node = Node::builder().config(config).start().unwrap();
         let mut stream = client_node.client::<numbers::Wire>(addr).unwrap();
         let mut session = acceptor.accept().unwrap();
         let mut sent = 0;
@@ -1097,10 +1107,7 @@ fn a_sender_that_waits_for_room_stops_two_windows_ahead_of_a_reader_that_stopped
 async fn a_task_waits_for_room_with_writable_and_gets_its_endpoint_back_on_a_timeout() {
     const WINDOW: u64 = 8;
     within(60, async {
-        let config = pipes::net::Config {
-            window: WINDOW as u32,
-            ..quick()
-        };
+        let config = window_of(WINDOW);
         let server_node = Node::builder()
             .listen("127.0.0.1:0".parse().unwrap())
             .config(config)
@@ -1149,18 +1156,8 @@ fn a_reader_that_stops_reading_stops_the_writer_two_windows_on() {
     const WINDOW: u64 = 16;
     const N: u64 = 200;
     watchdog(60, || {
-        let config = pipes::net::Config {
-            window: WINDOW as u32,
-            ..quick()
-        };
-        let server_node = Node::builder()
-            .listen("127.0.0.1:0".parse().unwrap())
-            .config(config)
-            .start()
-            .unwrap();
-        let addr = server_node.local_addr().unwrap();
+        let (server_node, addr, client_node) = nodes_with_window(WINDOW);
         let mut incoming = server_node.incoming::<numbers::Wire>();
-        let client_node = Node::builder().config(config).start().unwrap();
         let mut session = client_node
             .open(
                 addr,
@@ -1217,18 +1214,8 @@ fn a_reader_that_stops_reading_stops_the_writer_two_windows_on() {
 fn a_node_dropped_while_its_pump_waits_for_the_user_to_read_fails_the_receive_after_the_rest() {
     const WINDOW: u64 = 8;
     watchdog(60, || {
-        let config = pipes::net::Config {
-            window: WINDOW as u32,
-            ..quick()
-        };
-        let server_node = Node::builder()
-            .listen("127.0.0.1:0".parse().unwrap())
-            .config(config)
-            .start()
-            .unwrap();
-        let addr = server_node.local_addr().unwrap();
+        let (server_node, addr, client_node) = nodes_with_window(WINDOW);
         let mut incoming = server_node.incoming::<numbers::Wire>();
-        let client_node = Node::builder().config(config).start().unwrap();
         let session = client_node
             .open(
                 addr,

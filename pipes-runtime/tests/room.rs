@@ -92,14 +92,27 @@ fn a_blocked_sender_wakes_when_the_receiver_takes() {
     ));
 }
 
-#[test]
-fn a_waiting_task_is_woken_by_a_take_and_resolves_to_its_endpoint() {
+/// A session whose receiver reports with a room of 1 and whose sender sent one message, so it
+/// has no room: the receiving end, and a task's pending wait for room (with its waker and its
+/// count of wakes).
+fn waiting_task() -> (
+    numbers::server::Stream,
+    RoomFuture<numbers::client::Stream>,
+    std::sync::Arc<common::task::CountingWaker>,
+    std::task::Waker,
+) {
     let (server, client) = numbers::init();
     server.report(1);
     let client = client.number(0).unwrap();
     let (count, waker) = counting();
     let mut future = RoomFuture::new(client);
     assert!(poll_once(&mut future, &waker).is_pending());
+    (server, future, count, waker)
+}
+
+#[test]
+fn a_waiting_task_is_woken_by_a_take_and_resolves_to_its_endpoint() {
+    let (server, mut future, count, waker) = waiting_task();
     assert!(
         poll_once(&mut future, &waker).is_pending(),
         "a re-poll stays registered"
@@ -124,12 +137,7 @@ fn a_waiting_task_is_woken_by_a_take_and_resolves_to_its_endpoint() {
 
 #[test]
 fn a_cancelled_wait_hands_the_endpoint_back_and_leaves_no_waiter() {
-    let (server, client) = numbers::init();
-    server.report(1);
-    let client = client.number(0).unwrap();
-    let (count, waker) = counting();
-    let mut future = RoomFuture::new(client);
-    assert!(poll_once(&mut future, &waker).is_pending());
+    let (server, future, count, _waker) = waiting_task();
     let client = future.cancel();
     let numbers::Stream::Number(0, _server) = server.recv().unwrap() else {
         panic!("not the first number")
@@ -144,12 +152,7 @@ fn a_cancelled_wait_hands_the_endpoint_back_and_leaves_no_waiter() {
 
 #[test]
 fn a_forgotten_wait_leaves_a_waiter_that_the_next_take_wakes_harmlessly() {
-    let (server, client) = numbers::init();
-    server.report(1);
-    let client = client.number(0).unwrap();
-    let (count, waker) = counting();
-    let mut future = RoomFuture::new(client);
-    assert!(poll_once(&mut future, &waker).is_pending());
+    let (server, future, count, _waker) = waiting_task();
     // The future owns the endpoint: forgotten, its waiter stays in the word.
     forget(future);
     let numbers::Stream::Number(0, server) = server.recv().unwrap() else {
