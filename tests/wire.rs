@@ -556,15 +556,15 @@ async fn one_select_waits_on_a_local_and_a_remote_session() {
     assert_eq!(within(5, which).await.unwrap(), "remote refused");
 }
 
-/// `examples/remote_bank`, as `cargo test` builds it beside the tests (it builds every
-/// example); `None` when only some targets were built (`cargo test --test wire`).
-fn example_binary() -> Option<std::path::PathBuf> {
+/// The example `name`, as `cargo test` builds it beside the tests (it builds every example);
+/// `None` when only some targets were built (`cargo test --test wire`).
+fn example_binary(name: &str) -> Option<std::path::PathBuf> {
     let exe = std::env::current_exe().ok()?;
     let path = exe
         .parent()?
         .parent()?
         .join("examples")
-        .join(format!("remote_bank{}", std::env::consts::EXE_SUFFIX));
+        .join(format!("{name}{}", std::env::consts::EXE_SUFFIX));
     path.exists().then_some(path)
 }
 
@@ -578,8 +578,9 @@ impl Drop for Child {
     }
 }
 
-/// Starts `remote_bank serve` on a free port: the process and its address.
-fn bank_process(binary: &std::path::Path) -> (Child, SocketAddr) {
+/// Starts `remote_bank serve` (or another example's) on a free port: the process and its
+/// address.
+fn listening_process(binary: &std::path::Path) -> (Child, SocketAddr) {
     use std::io::BufRead;
     let mut child = Child(
         std::process::Command::new(binary)
@@ -604,14 +605,14 @@ fn bank_process(binary: &std::path::Path) -> (Child, SocketAddr) {
 
 #[test]
 fn the_example_bank_and_customer_as_two_processes() {
-    let Some(binary) = example_binary() else {
+    let Some(binary) = example_binary("remote_bank") else {
         eprintln!(
             "skipped: examples/remote_bank is not built (`cargo test --features net` builds it)"
         );
         return;
     };
     watchdog(60, move || {
-        let (_bank, addr) = bank_process(&binary);
+        let (_bank, addr) = listening_process(&binary);
         for _ in 0..2 {
             let output = std::process::Command::new(&binary)
                 .args(["client", &addr.to_string(), "bob"])
@@ -635,16 +636,40 @@ fn the_example_bank_and_customer_as_two_processes() {
     });
 }
 
+/// `examples/remote_stream`: a million numbers from one process to another, the sender
+/// waiting for room before each, arrive in order.
+#[test]
+fn a_million_numbers_cross_from_process_to_process_in_order() {
+    let Some(binary) = example_binary("remote_stream") else {
+        eprintln!(
+            "skipped: examples/remote_stream is not built (`cargo test --features net` builds it)"
+        );
+        return;
+    };
+    watchdog(120, move || {
+        let (_receiver, addr) = listening_process(&binary);
+        let output = std::process::Command::new(&binary)
+            .args(["send", &addr.to_string(), "1000000"])
+            .output()
+            .unwrap();
+        assert!(output.status.success(), "{output:?}");
+        assert_eq!(
+            String::from_utf8(output.stdout).unwrap().trim(),
+            "sent 1000000 numbers; the receiver took 1000000 in order, sum 499999500000"
+        );
+    });
+}
+
 #[test]
 fn a_bank_process_killed_mid_session_fails_the_customers_receive() {
-    let Some(binary) = example_binary() else {
+    let Some(binary) = example_binary("remote_bank") else {
         eprintln!(
             "skipped: examples/remote_bank is not built (`cargo test --features net` builds it)"
         );
         return;
     };
     watchdog(60, move || {
-        let (bank_process, addr) = bank_process(&binary);
+        let (bank_process, addr) = listening_process(&binary);
         let node = Node::builder().config(quick()).start().unwrap();
         let login = node.client::<bank::Wire>(addr).unwrap();
         let response = login.login("cy".into(), "secret".into()).unwrap();
