@@ -2,10 +2,10 @@
 //! side; select's registration, wake-up and unregistration; a port set's watch, wake and drop,
 //! several waiters on one set (two tasks, a task beside a thread's receive or select) and a port
 //! added while a task waits; a shared chan's senders; async receives registering, moving and
-//! taking back a waker; an endpoint closed with a cause while its peer waits; a sender waiting for room
-//! while its receiver takes or goes away. Every interleaving loom can find (loom also fails a model that leaks a
-//! waiter's `Arc`). Run with `RUSTFLAGS="--cfg loom" cargo test -p pipes-runtime --test loom
-//! --release`.
+//! taking back a waker; an endpoint closed with a cause while its peer waits; a sender (a
+//! thread or a task) waiting for room while its receiver takes or goes away. Every
+//! interleaving loom can find (loom also fails a model that leaks a waiter's `Arc`). Run with
+//! `RUSTFLAGS="--cfg loom" cargo test -p pipes-runtime --test loom --release`.
 #![cfg(loom)]
 
 use std::sync::Arc;
@@ -13,7 +13,7 @@ use std::sync::atomic::{AtomicUsize, Ordering};
 use std::time::Duration;
 
 use loom::thread;
-use pipes_runtime::__private::{Backlog, CloseWith, wait_room};
+use pipes_runtime::__private::{Backlog, CloseWith, RoomFuture, wait_room};
 use pipes_runtime::{
     Cause, Chan, Either, PortSet, RecvTimeoutError, SharedChan, oneshot,
     select::{Selectable, select2_timeout, selecti_async},
@@ -1073,5 +1073,27 @@ fn a_sender_waiting_for_room_races_the_receivers_drop() {
         assert!(client.tick(drops.counted()).is_err());
         dropper.join().unwrap();
         assert_eq!(drops.count(), 2);
+    });
+}
+
+#[test]
+fn a_task_waiting_for_room_races_the_receivers_take() {
+    loom::model(|| {
+        let (server, client) = ticks::init();
+        server.report(1);
+        let drops = Drops::default();
+        let client = client.tick(drops.counted()).unwrap();
+        let taker = thread::spawn(move || {
+            let ticks::Open::Tick(tick, server) = server.recv().unwrap() else {
+                panic!("not the tick")
+            };
+            drop(tick);
+            server
+        });
+        // The task's waker is left in the word, or the take came first: either way it resolves.
+        let client = block_on(RoomFuture::new(client));
+        drop(taker.join().unwrap());
+        drop(client);
+        assert_eq!(drops.count(), 1);
     });
 }
