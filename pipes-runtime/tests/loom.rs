@@ -206,7 +206,7 @@ fn lane_receiver_drop_races_sends_across_a_segment() {
         drop(port.try_recv());
         drop(port);
         sender.join().unwrap();
-        assert_eq!(drops.count(), 2);
+        assert_eq!(drops.count(), 3);
     });
 }
 
