@@ -16,6 +16,14 @@ mod remote_bank;
 
 use remote_bank::bank;
 
+// A stream of numbers: unbounded, so its sessions get credit flow control. The protocol of
+// `examples/remote_stream.rs`, which a test also runs as two processes.
+#[allow(dead_code)]
+#[path = "../examples/remote_stream.rs"]
+mod remote_stream;
+
+use remote_stream::numbers;
+
 /// The bank's side of one session: a password of "pw", and a balance.
 fn serve_bank(mut login: bank::server::Login) {
     let mut balance = 0u64;
@@ -87,20 +95,6 @@ async fn bank_round_trip_over_duplex() {
         .unwrap();
     assert_eq!(got, [Some(30), None, Some(70)]);
     within(5, server).await.unwrap();
-}
-
-pipes::proto! {
-    /// A stream of numbers: unbounded, so its sessions get credit flow control.
-    #[wire]
-    pub numbers {
-        Stream: send {
-            Number(u64) -> Stream,
-            End -> Tally,
-        }
-        Tally: recv {
-            Count(u64, u64) -> !,
-        }
-    }
 }
 
 mod v2 {

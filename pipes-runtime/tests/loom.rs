@@ -1039,20 +1039,30 @@ fn close_with_a_cause_races_the_receivers_drop_in_a_packet() {
     });
 }
 
+/// An unbounded session whose receiver reports with a room of 1 and whose sender sent a tick,
+/// so it has no room; with the ticks' drop counts.
+fn a_full_room() -> (ticks::server::Open, ticks::client::Open, Drops) {
+    let (server, client) = ticks::init();
+    server.report(1);
+    let drops = Drops::default();
+    let client = client.tick(drops.counted()).unwrap();
+    (server, client, drops)
+}
+
+/// Receives and drops one tick: the take that makes room.
+fn take_a_tick(server: ticks::server::Open) -> ticks::server::Open {
+    let ticks::Open::Tick(tick, server) = server.recv().unwrap() else {
+        panic!("not the tick")
+    };
+    drop(tick);
+    server
+}
+
 #[test]
 fn a_sender_waiting_for_room_races_the_receivers_take() {
     loom::model(|| {
-        let (server, client) = ticks::init();
-        server.report(1);
-        let drops = Drops::default();
-        let client = client.tick(drops.counted()).unwrap();
-        let taker = thread::spawn(move || {
-            let ticks::Open::Tick(tick, server) = server.recv().unwrap() else {
-                panic!("not the tick")
-            };
-            drop(tick);
-            server
-        });
+        let (server, client, drops) = a_full_room();
+        let taker = thread::spawn(move || take_a_tick(server));
         // No lost wake-up: the take that makes room wakes the wait, whenever it comes.
         assert!(wait_room(&client, None));
         drop(taker.join().unwrap());
@@ -1064,10 +1074,7 @@ fn a_sender_waiting_for_room_races_the_receivers_take() {
 #[test]
 fn a_sender_waiting_for_room_races_the_receivers_drop() {
     loom::model(|| {
-        let (server, client) = ticks::init();
-        server.report(1);
-        let drops = Drops::default();
-        let client = client.tick(drops.counted()).unwrap();
+        let (server, client, drops) = a_full_room();
         let dropper = thread::spawn(move || drop(server));
         assert!(wait_room(&client, None));
         assert!(client.tick(drops.counted()).is_err());
@@ -1079,17 +1086,8 @@ fn a_sender_waiting_for_room_races_the_receivers_drop() {
 #[test]
 fn a_task_waiting_for_room_races_the_receivers_take() {
     loom::model(|| {
-        let (server, client) = ticks::init();
-        server.report(1);
-        let drops = Drops::default();
-        let client = client.tick(drops.counted()).unwrap();
-        let taker = thread::spawn(move || {
-            let ticks::Open::Tick(tick, server) = server.recv().unwrap() else {
-                panic!("not the tick")
-            };
-            drop(tick);
-            server
-        });
+        let (server, client, drops) = a_full_room();
+        let taker = thread::spawn(move || take_a_tick(server));
         // The task's waker is left in the word, or the take came first: either way it resolves.
         let client = block_on(RoomFuture::new(client));
         drop(taker.join().unwrap());
