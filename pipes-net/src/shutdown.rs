@@ -86,9 +86,7 @@ impl PumpMark {
         self.mark.store(round, Ordering::Release);
         self.pumps.changed.notify_waiters();
     }
-}
 
-impl PumpMark {
     /// Reports the pump idle for every round until [`back`](PumpMark::back): it waits for its
     /// user to read, with nothing to put on the wire, and takes no settle request meanwhile.
     pub(crate) fn away(&mut self) {

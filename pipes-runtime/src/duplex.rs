@@ -55,9 +55,7 @@ impl<Tx, Rx> Duplex<Tx, Rx> {
         tx.close_with(cause);
         drop(rx);
     }
-}
 
-impl<Tx, Rx> Duplex<Tx, Rx> {
     /// The room this side's sends leave the peer (see `room.rs`).
     pub(crate) fn room(&self) -> Room<'_> {
         self.tx.room()
