@@ -87,7 +87,9 @@
 //!   publish it) and the chan hangs up into it: the port takes what the chan sent on its lane,
 //!   then receives from the queue. The port waits by arming the slot it waits for; only the
 //!   sender that publishes that slot rings the port's signal word (`mpsc.rs`), which is a
-//!   state word like any other, so select, port sets and async receives work unchanged.
+//!   state word like any other, so select, port sets and async receives work unchanged. A
+//!   producer whose claims keep landing between other producers' yields its core now and then
+//!   (`spin::give_way`), so crowded producers take turns instead of trading the tail's line.
 //! - Dropping a receiving endpoint over a backlog is iterative for every protocol, by
 //!   construction (`drop_queue.rs`): a `FULL` packet's message is moved out and the packet
 //!   freed before the message is dropped, and an endpoint dropped *inside* the message being

@@ -86,6 +86,7 @@ use crossbeam_utils::Backoff;
 use crossbeam_utils::CachePadded;
 
 use crate::drop_queue::Panics;
+use crate::spin;
 use crate::sync::{AtomicUsize, Ordering, UnsafeCell};
 
 /// Slots per segment. 32 keeps a segment's ready bits in one word on 64-bit targets and its
@@ -424,7 +425,10 @@ impl<T> Queue<T> {
             .slot(offset)
             .with_mut(|slot| unsafe { slot.write(MaybeUninit::new(value)) });
         // SAFETY: `segment` holds the slot we claimed and wrote.
-        Ok(unsafe { self.publish(segment, offset) } | armed)
+        let armed = unsafe { self.publish(segment, offset) } | armed;
+        // After the publish: the consumer, and every later claim's pop, wait for it.
+        spin::give_way(tail / STEP);
+        Ok(armed)
     }
 
     /// Registers another producer (a clone of a sending endpoint). Call it only while some
