@@ -427,7 +427,7 @@ impl<T> Queue<T> {
         // SAFETY: `segment` holds the slot we claimed and wrote.
         let armed = unsafe { self.publish(segment, offset) } | armed;
         // After the publish: the consumer, and every later claim's pop, wait for it.
-        spin::give_way(tail / STEP);
+        spin::give_way(ptr::from_ref(self).addr(), tail / STEP);
         Ok(armed)
     }
 

@@ -212,15 +212,26 @@ const CROWDED_CLAIMS: u32 = 32;
 /// crowding it: a thread that sends now and then, among others that do too, is rarely within it.
 const CROWD: usize = 64;
 
-#[cfg(not(loom))]
-thread_local! {
-    /// This thread's last claim in a shared queue, and its crowded claims since it last gave way.
-    static CLAIMS: Cell<(usize, u32)> = const { Cell::new((0, 0)) };
+/// A producer's record of its claims in the queue it pushed to last.
+#[derive(Clone, Copy, Debug, Default)]
+struct Claims {
+    /// The queue (its address), its last claim there, and its crowded claims since it last
+    /// gave way.
+    queue: usize,
+    last: usize,
+    crowded: u32,
 }
 
-/// After a producer of a shared queue claimed `claim` (claims count up by one across all
-/// producers) and published it: yields the thread's core once every [`CROWDED_CLAIMS`]
-/// claims that came right after other producers' (within [`CROWD`] of its own last).
+#[cfg(not(loom))]
+thread_local! {
+    /// This thread's claims.
+    static CLAIMS: Cell<Claims> = const { Cell::new(Claims { queue: 0, last: 0, crowded: 0 }) };
+}
+
+/// After a producer claimed `claim` in the shared queue at address `queue` (claims count up by
+/// one across all its producers) and published it: yields the thread's core once every
+/// [`CROWDED_CLAIMS`] claims that came right after other producers' (within [`CROWD`] of its
+/// own last in that queue).
 ///
 /// Producers that push at the same moment each take the queue's tail line from the other on
 /// every claim: with more producers than cores, four senders into one shared chan spent half
@@ -228,34 +239,43 @@ thread_local! {
 /// another, or the receiver, run on its core from its own cache. One producer alone never
 /// gives way: each of its claims follows its last.
 #[cfg(not(loom))]
-pub(crate) fn give_way(claim: usize) {
+pub(crate) fn give_way(queue: usize, claim: usize) {
     // A send from a thread-local's destructor: nothing to remember, so never yield.
     if CLAIMS
-        .try_with(|claims| crowded(claims, claim))
+        .try_with(|claims| crowded(claims, queue, claim))
         .unwrap_or(false)
     {
         std::thread::yield_now();
     }
 }
 
-/// Records `claim` in a producer's `claims` (its last claim, its crowded claims since it last
-/// gave way); whether it should give way now.
+/// Records `claim` in `queue` in a producer's `claims`; whether it should give way now.
 #[cfg_attr(loom, allow(dead_code))]
-fn crowded(claims: &Cell<(usize, u32)>, claim: usize) -> bool {
-    let (last, crowded) = claims.get();
-    let others = claim.wrapping_sub(last).wrapping_sub(1);
-    let crowded = match (others, crowded) {
-        (0, _) | (CROWD.., _) => crowded,
-        (_, CROWDED_CLAIMS..) => 0,
-        (_, crowded) => crowded + 1,
+fn crowded(claims: &Cell<Claims>, queue: usize, claim: usize) -> bool {
+    let mut record = claims.get();
+    // Claims in another queue than the last say nothing about this one's crowd.
+    let others = if record.queue == queue {
+        claim.wrapping_sub(record.last).wrapping_sub(1)
+    } else {
+        0
     };
-    claims.set((claim, crowded));
-    crowded == 0 && others != 0 && others < CROWD
+    let give_way = others != 0 && others < CROWD && record.crowded == CROWDED_CLAIMS;
+    if give_way {
+        record.crowded = 0;
+    } else if others != 0 && others < CROWD {
+        record.crowded += 1;
+    }
+    claims.set(Claims {
+        queue,
+        last: claim,
+        crowded: record.crowded,
+    });
+    give_way
 }
 
 /// Under loom a producer never gives way: a yield changes no interleaving loom explores.
 #[cfg(loom)]
-pub(crate) fn give_way(_claim: usize) {}
+pub(crate) fn give_way(_queue: usize, _claim: usize) {}
 
 /// Spins, checking nothing, for `duration` (no longer than [`set_spin_limit`] allows).
 #[cfg(not(loom))]
@@ -335,12 +355,13 @@ mod tests {
 
     #[test]
     fn a_producer_gives_way_when_other_producers_keep_claiming_between_its_claims() {
-        let claims = Cell::new((0, 0));
-        let gave_way = |claims: &Cell<(usize, u32)>, from: usize, every: usize| {
+        const QUEUE: usize = 0x1000;
+        let gave_way = |claims: &Cell<Claims>, from: usize, every: usize| {
             (0..1000)
-                .filter(|i| crowded(claims, from.wrapping_add(i * every)))
+                .filter(|i| crowded(claims, QUEUE, from.wrapping_add(i * every)))
                 .count()
         };
+        let claims = Cell::default();
         assert_eq!(
             gave_way(&claims, 1, 1),
             0,
@@ -355,18 +376,30 @@ mod tests {
         // then the next claim gives way).
         assert_eq!(gave_way(&claims, 100_000, 2), 1000 / 33);
         // The count survives claims in a row: a crowded producer's claims come in short runs.
-        let claims = Cell::new((0, 0));
+        let claims = Cell::default();
         assert_eq!(gave_way(&claims, 1, 2), 1000 / 33);
-        let left = claims.get().1;
+        let left = claims.get().crowded;
         assert_eq!(gave_way(&claims, 2001, 1), 0);
         assert_eq!(
-            claims.get().1,
+            claims.get().crowded,
             left + 1,
             "the first of the run came after others'"
         );
         // Claims wrap.
-        let claims = Cell::new((usize::MAX - 100, 0));
+        let claims = Cell::new(Claims {
+            queue: QUEUE,
+            last: usize::MAX - 100,
+            crowded: 0,
+        });
         assert_eq!(gave_way(&claims, usize::MAX - 98, 2), 1000 / 33);
+        // A thread that sends into two queues in turn: their claims are unrelated numbers, close
+        // or not, and count for nothing.
+        let claims = Cell::default();
+        for claim in 0..1000 {
+            assert!(!crowded(&claims, QUEUE, claim * 2));
+            assert!(!crowded(&claims, QUEUE + 64, claim * 2 + 1));
+        }
+        assert_eq!(claims.get().crowded, 0);
     }
 
     #[test]
