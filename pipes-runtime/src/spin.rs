@@ -238,7 +238,10 @@ thread_local! {
 /// their CPU there (25 ms for 10^6 messages, 14 ms with this). A producer that gives way lets
 /// another, or the receiver, run on its core from its own cache. One producer alone never
 /// gives way: each of its claims follows its last.
+// Inlined: as a call, the bookkeeping cost one producer alone ~10% (10^6 messages, medians of
+// six runs: 12.4 ms against 11.3 without it, 11.4 inlined).
 #[cfg(not(loom))]
+#[inline(always)]
 pub(crate) fn give_way(queue: usize, claim: usize) {
     // A send from a thread-local's destructor: nothing to remember, so never yield.
     if CLAIMS
@@ -251,6 +254,7 @@ pub(crate) fn give_way(queue: usize, claim: usize) {
 
 /// Records `claim` in `queue` in a producer's `claims`; whether it should give way now.
 #[cfg_attr(loom, allow(dead_code))]
+#[inline(always)]
 fn crowded(claims: &Cell<Claims>, queue: usize, claim: usize) -> bool {
     let mut record = claims.get();
     // Claims in another queue than the last say nothing about this one's crowd.
