@@ -1,5 +1,6 @@
-//! Receives, selects and async waits inside a thread-local's destructor, after the runtime's
-//! own thread-locals on that thread are gone: they must work, not abort the process.
+//! Receives, selects, async waits and shared chan sends inside a thread-local's destructor,
+//! after the runtime's own thread-locals on that thread are gone: they must work, not abort the
+//! process.
 
 use std::cell::RefCell;
 use std::thread;
@@ -8,13 +9,13 @@ use std::time::Duration;
 mod common;
 
 use common::task::block_on;
-use pipes_runtime::{Chan, Port, PortSet, oneshot, selecti, stream};
+use pipes_runtime::{Port, PortSet, SharedChan, oneshot, selecti, stream};
 
 /// What the destructor receives from, and what it reports back on.
 struct Teardown {
     port: Port<u32>,
     set: PortSet<u32>,
-    report: Option<Chan<u32>>,
+    report: Option<SharedChan<u32>>,
 }
 
 impl Drop for Teardown {
@@ -61,6 +62,7 @@ fn blocking_receives_selects_and_async_waits_work_in_a_thread_local_destructor()
     let set = PortSet::new();
     let set_chan = set.chan();
     let (report_port, report) = stream::<u32>();
+    let report = SharedChan::new(report);
     let receiver = thread::spawn(move || {
         // Registered first, so destroyed after every thread-local the runtime makes below.
         TEARDOWN.with(|teardown| {
@@ -71,7 +73,10 @@ fn blocking_receives_selects_and_async_waits_work_in_a_thread_local_destructor()
             })
         });
         // Make the runtime create its per-thread state on this thread: a blocking wait (the
-        // thread's waiter, its spin budget) and an async one (the spare task waiter).
+        // thread's waiter, its spin budget), an async one (the spare task waiter), and a shared
+        // chan's send (the thread's record of its claims).
+        let (_shared_port, shared) = stream::<u32>();
+        SharedChan::new(shared).send(0).unwrap();
         let (mut warm, warm_chan) = stream::<u32>();
         let warmer = thread::spawn(move || {
             thread::sleep(Duration::from_millis(10));
