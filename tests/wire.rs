@@ -1120,8 +1120,8 @@ fn a_sender_that_waits_for_room_stops_two_windows_ahead_of_a_reader_that_stopped
     });
 }
 
-/// The same with a task: `writable` resolves to the endpoint, and `cancel` hands it back from
-/// a wait that timed out.
+/// The same with a spawned task: `writable` resolves to the endpoint, and `cancel` hands it
+/// back from a wait that timed out.
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn a_task_waits_for_room_with_writable_and_gets_its_endpoint_back_on_a_timeout() {
     const WINDOW: u64 = 8;
@@ -1142,19 +1142,21 @@ async fn a_task_waits_for_room_with_writable_and_gets_its_endpoint_back_on_a_tim
             .await
             .unwrap();
         let mut session = acceptor.accept_async().await.unwrap();
-        let mut sent = 0;
-        loop {
-            let mut writable = pipes::net::writable(stream);
-            match tokio::time::timeout(Duration::from_secs(1), &mut writable).await {
-                Ok(ready) => stream = ready.number(sent).unwrap(),
-                Err(_) => {
-                    stream = writable.cancel();
-                    break;
+        // In a spawned task, so the wait is `Send` (it holds the endpoint and a task waiter).
+        let (stream, sent) = tokio::spawn(async move {
+            let mut sent = 0;
+            loop {
+                let mut writable = pipes::net::writable(stream);
+                match tokio::time::timeout(Duration::from_secs(1), &mut writable).await {
+                    Ok(ready) => stream = ready.number(sent).unwrap(),
+                    Err(_) => return (writable.cancel(), sent),
                 }
+                sent += 1;
+                assert!(sent <= 2 * WINDOW + 1, "room for {sent} with no reader");
             }
-            sent += 1;
-            assert!(sent <= 2 * WINDOW + 1, "room for {sent} with no reader");
-        }
+        })
+        .await
+        .unwrap();
         assert_eq!(sent, 2 * WINDOW + 1);
         for n in 0..sent {
             let message = session.recv_async().await.unwrap();
