@@ -83,7 +83,7 @@
 //!   selects (`select2_async`, `selecti_async`) leave one task waiter where a thread's select
 //!   leaves its thread waiter, and return `Pending` where it would park.
 //! - Shared chans (`shared.rs`) are lock-free: `SharedChan::new(chan)` makes a segmented
-//!   multi-producer queue (`queue.rs`: one `fetch_add` to claim a slot, one `fetch_or` to
+//!   multi-producer queue (`queue.rs`: one `fetch_add` to claim a slot, another to
 //!   publish it) and the chan hangs up into it: the port takes what the chan sent on its lane,
 //!   then receives from the queue. The port waits by arming the slot it waits for; only the
 //!   sender that publishes that slot rings the port's signal word (`mpsc.rs`), which is a

@@ -4,7 +4,7 @@
 //! The queue never makes a sender look at the port: a sender publishes its message with the
 //! read-modify-write that also tells it whether the port armed a wait on that very slot
 //! (`Queue::arm`), and only then rings the port's *signal* word (swaps in [`RUNG`], waking a
-//! waiter it takes out). So a send is one `fetch_add` and one `fetch_or` when nobody waits.
+//! waiter it takes out). So a send is two `fetch_add`s (claim, publish) when nobody waits.
 //!
 //! The port's side, from one thread at a time:
 //! - *look*: pop into the stash, so select and port sets can ask whether a receive would wait
