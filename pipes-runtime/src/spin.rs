@@ -256,23 +256,22 @@ pub(crate) fn give_way(queue: usize, claim: usize) {
 #[cfg_attr(loom, allow(dead_code))]
 #[inline(always)]
 fn crowded(claims: &Cell<Claims>, queue: usize, claim: usize) -> bool {
-    let mut record = claims.get();
+    let record = claims.get();
     // Claims in another queue than the last say nothing about this one's crowd.
     let others = if record.queue == queue {
         claim.wrapping_sub(record.last).wrapping_sub(1)
     } else {
         0
     };
-    let give_way = others != 0 && others < CROWD && record.crowded == CROWDED_CLAIMS;
+    let mut crowded = record.crowded + u32::from(others != 0 && others < CROWD);
+    let give_way = crowded == CROWDED_CLAIMS;
     if give_way {
-        record.crowded = 0;
-    } else if others != 0 && others < CROWD {
-        record.crowded += 1;
+        crowded = 0;
     }
     claims.set(Claims {
         queue,
         last: claim,
-        crowded: record.crowded,
+        crowded,
     });
     give_way
 }
@@ -376,12 +375,13 @@ mod tests {
             0,
             "claims far apart: a thread that sends now and then"
         );
-        // Another producer's claim between each two: once every 33 claims (the count goes to 32,
-        // then the next claim gives way).
-        assert_eq!(gave_way(&claims, 100_000, 2), 1000 / 33);
+        // Another producer's claim between each two (all but the first of the run, which comes
+        // long after the last): once every 32.
+        let every = CROWDED_CLAIMS as usize;
+        assert_eq!(gave_way(&claims, 100_000, 2), 999 / every);
         // The count survives claims in a row: a crowded producer's claims come in short runs.
         let claims = Cell::default();
-        assert_eq!(gave_way(&claims, 1, 2), 1000 / 33);
+        assert_eq!(gave_way(&claims, 1, 2), 999 / every);
         let left = claims.get().crowded;
         assert_eq!(gave_way(&claims, 2001, 1), 0);
         assert_eq!(
@@ -395,7 +395,7 @@ mod tests {
             last: usize::MAX - 100,
             crowded: 0,
         });
-        assert_eq!(gave_way(&claims, usize::MAX - 98, 2), 1000 / 33);
+        assert_eq!(gave_way(&claims, usize::MAX - 98, 2), 1000 / every);
         // A thread that sends into two queues in turn: their claims are unrelated numbers, close
         // or not, and count for nothing.
         let claims = Cell::default();
