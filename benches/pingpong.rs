@@ -1,15 +1,19 @@
 //! Pingpong: two threads bounce a counter back and forth, so each round trip is two hand-offs
 //! to a thread that is waiting for it. This measures the latency of a hand-off, the case where
 //! the wait policy (spin, yield or park) decides everything. As 2012's pingpong.rs, it also
-//! compares a bounded protocol (one session buffer) with the same protocol made unbounded (a
-//! packet per message), and both with raw packets driven by hand.
+//! compares a bounded protocol (one session buffer) with the same protocol made unbounded (two
+//! lanes), and both with raw packets driven by hand (a packet per message, as a protocol whose
+//! states do not share one parameter list sends). `benches/handoff.rs` models what the two
+//! protocols' layouts cost.
 //!
 //! Run: `cargo bench --bench pingpong [-- ROUND_TRIPS [REPEATS]]` (defaults 1000000 and 3).
 //! Every implementation runs in the same process, interleaved, `REPEATS` times (those whose
-//! hand-offs park after all the others'); the table shows the median. A measurement stops early after two seconds, so slow implementations do fewer
-//! round trips and the whole run stays short; the table prints the median count done.
+//! hand-offs park after all the others'); the table shows the median. A measurement stops early
+//! after two seconds, so slow implementations do fewer round trips and the whole run stays
+//! short; the table prints the median count done.
 
 mod common;
+use common::protocols::{proto_bounded, proto_unbounded};
 use common::{cpu_time, median, numeric_args, out_of_time, result_line};
 
 use std::thread;
@@ -17,21 +21,6 @@ use std::time::{Duration, Instant};
 
 use pipes::__private::{SendPacket, StateName, entangle};
 use pipes::{ChanOne, oneshot, stream};
-
-pipes::proto! {
-    pingpong {
-        ping: send { ping(u64) -> pong }
-        pong: recv { pong(u64) -> ping }
-    }
-
-    // An unreachable self-loop makes the same protocol unbounded, as in 2012's benchmark.
-    #[allow(unreachable_states)]
-    pingpong_unbounded {
-        ping: send { ping(u64) -> pong }
-        pong: recv { pong(u64) -> ping }
-        you_will_never_catch_me: send { never_ever_ever -> you_will_never_catch_me }
-    }
-}
 
 /// How long one measurement of one implementation may take.
 const TIME_LIMIT: Duration = Duration::from_secs(2);
@@ -105,44 +94,12 @@ fn pipes_oneshots(n: u64, limit: Instant) -> u64 {
     done
 }
 
-/// The same round trips over a `proto!`-declared protocol.
-macro_rules! protocol {
-    ($name:ident, $proto:ident) => {
-        fn $name(n: u64, limit: Instant) -> u64 {
-            let (server, client) = $proto::init();
-            let echo = thread::spawn(move || {
-                let mut server = server;
-                while let Ok($proto::ping::ping(x, reply)) = server.recv() {
-                    match reply.pong(x + 1) {
-                        Ok(next) => server = next,
-                        Err(_) => break,
-                    }
-                }
-            });
-            let mut client = client;
-            let mut done = 0;
-            while done < n && !out_of_time(done, limit) {
-                let $proto::pong::pong(x, next) = client.ping(done).unwrap().recv().unwrap();
-                assert_eq!(x, done + 1);
-                client = next;
-                done += 1;
-            }
-            drop(client);
-            echo.join().unwrap();
-            done
-        }
-    };
-}
-
-protocol!(proto_bounded, pingpong);
-protocol!(proto_unbounded, pingpong_unbounded);
-
 /// The raw pingpong's messages: a number and the sending end for the answer.
 struct RawPing(u64, SendPacket<RawPong>);
 struct RawPong(u64, SendPacket<RawPing>);
 
-/// The raw runtime path: packets made and sent by hand, exactly as generated unbounded code
-/// does it, to show what the generated layer costs.
+/// The raw runtime path: packets made and sent by hand, as generated code does for a protocol
+/// that sends a packet per message, to show what the generated layer costs.
 fn raw_packets(n: u64, limit: Instant) -> u64 {
     const AT: StateName = StateName {
         protocol: "raw",

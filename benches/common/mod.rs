@@ -2,6 +2,7 @@
 #![allow(dead_code)]
 
 pub mod counting;
+pub mod protocols;
 
 use std::time::{Duration, Instant};
 
