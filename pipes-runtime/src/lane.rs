@@ -404,19 +404,28 @@ impl<T> LaneTx<T> {
     #[inline]
     pub(crate) fn send(&self, message: T) -> Result<(), T> {
         let lane = self.lane();
-        // SAFETY: only this end touches `tx`, and nothing else of it runs now (it is not
-        // `Sync`, and `send` calls out only to wake a waiter, which does not reach the lane).
-        lane.tx
-            .with_mut(|tx| unsafe { send(lane, &mut *tx, message) })
+        // SAFETY: only this end touches `tx`, and nothing else of it runs now: it is not
+        // `Sync`, and `send` calls out to nothing.
+        let found = lane
+            .tx
+            .with_mut(|tx| unsafe { send(lane, &mut *tx, message) })?;
+        // The wake runs a task's `Waker`, user code that may send on this very chan: so only
+        // after the state above is let go of.
+        if is_waiter(found) {
+            // SAFETY: a waiter word, just swapped out by the send.
+            unsafe { wake(found) };
+        }
+        Ok(())
     }
 }
 
-/// [`LaneTx::send`].
+/// [`LaneTx::send`], but for the wake: returns the word the publish took out, a waiter the
+/// caller wakes once it no longer holds `tx`.
 ///
 /// # Safety
 /// `tx` is `lane`'s sending state and the caller is its sending end.
 #[inline]
-unsafe fn send<T>(lane: &Lane<T>, tx: &mut Tx<T>, message: T) -> Result<(), T> {
+unsafe fn send<T>(lane: &Lane<T>, tx: &mut Tx<T>, message: T) -> Result<usize, T> {
     if tx.closed {
         return Err(message);
     }
@@ -451,12 +460,7 @@ unsafe fn send<T>(lane: &Lane<T>, tx: &mut Tx<T>, message: T) -> Result<(), T> {
             // message we just wrote is still ours.
             Err(cell.with_mut(|slot| unsafe { (*slot).assume_init_read() }))
         }
-        found if is_waiter(found) => {
-            // SAFETY: a waiter word, just swapped out by us.
-            unsafe { wake(found) };
-            Ok(())
-        }
-        _ => Ok(()),
+        found => Ok(found),
     }
 }
 
@@ -567,7 +571,15 @@ impl<T> LaneRx<T> {
     pub(crate) fn try_recv(&self) -> Take<T> {
         let lane = self.lane();
         // SAFETY: as in `idle`.
-        lane.rx.with_mut(|rx| unsafe { take(lane, &mut *rx) })
+        let (taken, report) = lane.rx.with_mut(|rx| unsafe {
+            let rx = &mut *rx;
+            (take(lane, rx), rx.report.then_some(rx.head))
+        });
+        // The report may wake a sender's task (user code): only once `rx` is let go of.
+        if let (Take::Message(_), Some(head)) = (&taken, report) {
+            report_taken(lane, head);
+        }
+        taken
     }
 
     /// After a blocking receive found nothing: whether a message is here a moment later,
@@ -591,17 +603,20 @@ impl<T> LaneRx<T> {
     /// per lane; later calls change nothing.
     pub(crate) fn report(&self, room: usize) {
         let lane = self.lane();
-        lane.rx.with_mut(|rx| {
+        let head = lane.rx.with_mut(|rx| {
             // SAFETY: as in `idle`.
             let rx = unsafe { &mut *rx };
             if rx.report {
-                return;
+                return None;
             }
             rx.report = true;
+            Some(rx.head)
+        });
+        if let Some(head) = head {
             // Release: a sender that reads the room reads the word reported after it.
             lane.room.store(room.max(1), Ordering::Release);
-            report_taken(lane, rx.head);
-        });
+            report_taken(lane, head);
+        }
     }
 
     /// Once a receive found the lane closed: why the sender hung up.
@@ -686,9 +701,6 @@ unsafe fn take<T>(lane: &Lane<T>, rx: &mut Rx<T>) -> Take<T> {
         .with_mut(|slot| unsafe { (*slot).assume_init_read() });
     rx.slot += 1;
     rx.head = next_index(rx.head);
-    if rx.report {
-        report_taken(lane, rx.head);
-    }
     Take::Message(message)
 }
 

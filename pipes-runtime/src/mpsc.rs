@@ -10,10 +10,12 @@
 //! - *look*: pop into the stash, so select and port sets can ask whether a receive would wait
 //!   without receiving (the stashed message is the next one received);
 //! - *register* a waiter: reset a stale ring, leave the waiter in the signal word over
-//!   [`QUIET`] (the word protocol of `wait.rs`: a waiter found there is displaced and woken),
-//!   then arm the queue's next slot; if that slot was published meanwhile, take the waiter back
-//!   and look again;
-//! - *unregister*: disarm and take the waiter back.
+//!   [`QUIET`] (the word protocol of `wait.rs`: a thread's or a port set's waiter displaces and
+//!   wakes one found there; a task's watch carries other tasks' watches, as on a lane), then
+//!   arm the queue's next slot; if that slot was published meanwhile, take the waiters out and
+//!   look again;
+//! - *unregister*: take the waiter back, and the arm once no waiter is left in the word (the
+//!   arm is the port's: two tasks waiting on the port share it).
 //!
 //! A ring can be stale: a wait that gave up disarms, but the producer of the slot it armed may
 //! have seen the arm already and rings later. Stale rings cost a spurious wake, never a lost
@@ -28,7 +30,7 @@ use crate::queue::{Pop, Queue};
 use crate::spin::spin_until;
 use crate::sync::{Arc, AtomicUsize, Ordering, UnsafeCell, park};
 use crate::take::Take;
-use crate::wait::{Found, StateWord, is_waiter, wake};
+use crate::wait::{Displaced, Found, StateWord, is_waiter, wake};
 use crate::waiter::Waiter;
 
 /// The signal word when no ring came since the port last reset it: its idle word.
@@ -183,11 +185,12 @@ impl<T> SharedQueue<T> {
 
     /// Leaves `waiter` to be woken by the send of the next message (or the last sender's
     /// drop), and arms the queue for it. `false` (and nothing left) if a receive would not
-    /// wait.
+    /// wait. A waiter it pushes out of the signal word goes to `displaced`, to be woken when the
+    /// caller lets go of it.
     ///
     /// # Safety
     /// As for [`SharedQueue::pop`].
-    pub(crate) unsafe fn register(&self, waiter: &Arc<Waiter>) -> bool {
+    pub(crate) unsafe fn register(&self, waiter: &Arc<Waiter>, displaced: &mut Displaced) -> bool {
         loop {
             // SAFETY: as the caller guarantees.
             if unsafe { self.is_ready() } {
@@ -199,7 +202,14 @@ impl<T> SharedQueue<T> {
                     .0
                     .compare_exchange(RUNG, QUIET, Ordering::AcqRel, Ordering::Relaxed);
             match self.signal.register(QUIET, waiter) {
-                Ok(()) | Err(Found::Duplicate) => {}
+                // Only the port puts waiters in the word, and a retry below took ours back: a
+                // second round displaces nothing, so this keeps the first round's.
+                Ok(pushed_out) => {
+                    if pushed_out.is_some() {
+                        *displaced = pushed_out;
+                    }
+                }
+                Err(Found::Duplicate) => {}
                 // Rung in between: look again.
                 Err(Found::Settled(_)) => continue,
             }
@@ -216,24 +226,30 @@ impl<T> SharedQueue<T> {
         }
     }
 
-    /// Takes back a registration: disarms, and takes `waiter` out of the signal word unless a
-    /// ring took it. Returns whether a receive would now not wait.
+    /// Takes back a registration: takes `waiter` out of the signal word unless a ring took it,
+    /// and the arm with it if no other waiter is left there. Returns whether a receive would now
+    /// not wait.
     ///
     /// # Safety
     /// As for [`SharedQueue::pop`].
     pub(crate) unsafe fn unregister(&self, waiter: &Arc<Waiter>) -> bool {
-        // SAFETY: as the caller guarantees.
-        unsafe { self.disarm() };
         let _ = self.signal.unregister(QUIET, waiter);
+        // SAFETY: as the caller guarantees.
+        unsafe { self.release_arm() };
         // SAFETY: as the caller guarantees.
         unsafe { self.is_ready() }
     }
 
-    /// Takes back an arm that no pop spent.
+    /// Takes back an arm that no pop spent, once no waiter is left in the signal word to be
+    /// rung for it. The arm is the port's, not a waiter's: two tasks waiting on the port share
+    /// it, and the one that gives up first must not take it from the other.
     ///
     /// # Safety
     /// As for [`SharedQueue::pop`].
-    unsafe fn disarm(&self) {
+    unsafe fn release_arm(&self) {
+        if is_waiter(self.signal.load()) {
+            return;
+        }
         // SAFETY: as the caller guarantees; `armed` says no pop spent the arm.
         unsafe {
             self.consumer(|consumer| {
@@ -258,7 +274,7 @@ impl<T> SharedQueue<T> {
             return false;
         }
         // SAFETY: as the caller guarantees.
-        !unsafe { self.register(waiter) }
+        !unsafe { self.register(waiter, &mut Displaced::none()) }
     }
 
     /// Blocks until a receive would not wait, or `deadline` passes (then `false`).
@@ -274,7 +290,7 @@ impl<T> SharedQueue<T> {
         }
         let me = Waiter::current();
         // SAFETY: as the caller guarantees.
-        if !unsafe { self.register(&me) } {
+        if !unsafe { self.register(&me, &mut Displaced::none()) } {
             return true;
         }
         loop {
@@ -291,48 +307,65 @@ impl<T> SharedQueue<T> {
         }
     }
 
-    /// A task's wait: `true` if a receive would not wait; otherwise leaves a waiter for the
-    /// task of `waker` (kept in `mine` between polls) and arms the queue.
+    /// A task's wait: `true` if a receive would not wait; otherwise leaves a watch for the task
+    /// of `waker` (kept in `mine` between polls) in the signal word and arms the queue.
+    ///
+    /// The watch follows `StateWord::watch`: other tasks' watches found in the word are carried
+    /// by ours, not displaced, so two tasks waiting on one port (or one select given the port
+    /// twice) do not wake each other in turn for ever, and a ring wakes them all.
     ///
     /// # Safety
     /// As for [`SharedQueue::pop`].
     pub(crate) unsafe fn watch(&self, waker: &Waker, mine: &mut Option<Arc<Waiter>>) -> bool {
-        if let Some(waiter) = mine.as_ref()
-            && waiter.is_task_of(waker)
-        {
+        loop {
             // SAFETY: as the caller guarantees.
-            return unsafe { self.woken(waiter) };
-        }
-        // First poll, or the task moved: register a waiter for this task.
-        if let Some(waiter) = mine.take() {
-            // SAFETY: as the caller guarantees.
-            let ready = unsafe { self.unregister(&waiter) };
-            Waiter::recycle(waiter);
-            if ready {
+            if unsafe { self.is_ready() } {
                 return true;
             }
-        }
-        let waiter = Waiter::task(waker);
-        // SAFETY: as the caller guarantees.
-        if unsafe { self.register(&waiter) } {
-            *mine = Some(waiter);
-            false
-        } else {
-            Waiter::recycle(waiter);
-            true
+            // A ring that came since the last wait is stale (it woke whoever was there).
+            let _ =
+                self.signal
+                    .0
+                    .compare_exchange(RUNG, QUIET, Ordering::AcqRel, Ordering::Relaxed);
+            if self.signal.watch(QUIET, waker, mine).is_ready() {
+                // Rung in between: look again.
+                continue;
+            }
+            // SAFETY: as the caller guarantees.
+            if unsafe { self.consumer(|consumer| consumer.armed) } {
+                // An earlier watch's arm stands, on the slot a receive would take next.
+                return false;
+            }
+            // SAFETY: as the caller guarantees; the queue said empty just above and nothing
+            // was popped since.
+            let armed = unsafe { self.queue.arm() };
+            // SAFETY: as the caller guarantees.
+            unsafe { self.consumer(|consumer| consumer.armed = armed) };
+            if armed {
+                return false;
+            }
+            // Published meanwhile, so nobody will ring for this arm: wake every watch in the
+            // word (ours among them, spuriously), as a ring would, and take the message.
+            let found = self.signal.0.swap(QUIET, Ordering::AcqRel);
+            if is_waiter(found) {
+                // SAFETY: a waiter word, just swapped out by us.
+                unsafe { wake(found) };
+            }
+            if let Some(waiter) = mine.take() {
+                Waiter::recycle(waiter);
+            }
         }
     }
 
-    /// Ends a [`SharedQueue::watch`].
+    /// Ends a [`SharedQueue::watch`]: takes the watch back out of the word if it is on top
+    /// (putting back the watches it carries), and the arm once no waiter is left.
     ///
     /// # Safety
     /// As for [`SharedQueue::pop`].
     pub(crate) unsafe fn unwatch(&self, mine: &mut Option<Arc<Waiter>>) {
-        if let Some(waiter) = mine.take() {
-            // SAFETY: as the caller guarantees.
-            unsafe { self.unregister(&waiter) };
-            Waiter::recycle(waiter);
-        }
+        let _ = self.signal.unwatch(QUIET, mine);
+        // SAFETY: as the caller guarantees.
+        unsafe { self.release_arm() };
     }
 
     /// The port's drop: closes the queue (later sends hand their message back), drops every

@@ -132,6 +132,8 @@ use crate::stream::{Chan, Port, stream};
 use crate::sync::{Arc, AtomicUsize};
 use crate::take::Take;
 use crate::target::{SetTarget, Target};
+use crate::wait::Displaced;
+use crate::waiter::{IDLE, ReadyList, Waiter};
 
 /// How long a blocking receive lingers on the one port it just emptied, when no other port is
 /// ready, before it watches that port and waits: a sender sending flat out refills a lane
@@ -142,7 +144,6 @@ const LINGER: Duration = Duration::from_nanos(1500);
 /// a busy port is served from its lane's batch without a look at shared words, few enough that
 /// the others wait at most one round of such turns.
 const BATCH: usize = 32;
-use crate::waiter::{IDLE, ReadyList, Waiter};
 
 /// One port of a set, with the waiter it leaves in its packets.
 struct Member<T> {
@@ -156,9 +157,16 @@ struct Member<T> {
 impl<T> Member<T> {
     /// Watches the port's next packet. Returns `false` (and watches nothing) when that packet is
     /// already ready, so the caller lists the port instead.
-    fn watch(&mut self) -> bool {
-        // A waiter left by a select before the port joined the set is displaced and woken.
-        self.watched = self.port.watch(&self.waiter);
+    ///
+    /// A waiter left by a select before the port joined the set is displaced: it goes to
+    /// `later`, woken once the caller has let go of the set's state (a task's `Waker` is user
+    /// code, which may use the set).
+    fn watch(&mut self, later: &mut Vec<Displaced>) -> bool {
+        let mut displaced = Displaced::none();
+        self.watched = self.port.watch(&self.waiter, &mut displaced);
+        if displaced.is_some() {
+            later.push(displaced);
+        }
         self.watched
     }
 }
@@ -342,6 +350,10 @@ impl<T> PortSet<T> {
     /// Serves the local ready list until a message turns up or the list runs dry. O(1) per
     /// message: each port popped either yields one, or is watched, or leaves the set.
     fn poll(&self, linger: bool) -> Poll<T> {
+        // What may run user code (a displaced task's `Waker`, a closed port's drop) waits until
+        // the borrow below ends: these are dropped after it.
+        let mut displaced = Vec::new();
+        let mut gone = Vec::new();
         let mut local = self.local.borrow_mut();
         let local = &mut *local;
         loop {
@@ -387,14 +399,14 @@ impl<T> PortSet<T> {
                             local.current = Some((index, 0));
                             continue;
                         }
-                        if served > 0 || !member.watch() {
+                        if served > 0 || !member.watch(&mut displaced) {
                             self.list.drain(&mut local.ready, &mut local.spare);
                             local.ready.push_back(index);
                         }
                     }
                     Take::Closed => {
                         local.current = None;
-                        local.members[index] = None;
+                        gone.push(local.members[index].take());
                         local.free.push(index);
                         local.live -= 1;
                     }
@@ -532,6 +544,9 @@ impl<T> SetTarget for PortSet<T> {
     /// `FULL` stays at the front (the receive takes it), a hung-up port leaves the set, an empty
     /// one is watched.
     fn settle(&self) -> bool {
+        // As in `poll`: dropped after the borrow.
+        let mut displaced = Vec::new();
+        let mut gone = Vec::new();
         let mut local = self.local.borrow_mut();
         let local = &mut *local;
         // The port being served is looked at first, as a receive would.
@@ -548,13 +563,13 @@ impl<T> SetTarget for PortSet<T> {
                 Take::Message(()) => return true,
                 Take::Closed => {
                     local.ready.pop_front();
-                    local.members[index] = None;
+                    gone.push(local.members[index].take());
                     local.free.push(index);
                     local.live -= 1;
                 }
                 Take::Empty => {
                     local.ready.pop_front();
-                    if !member.watch() {
+                    if !member.watch(&mut displaced) {
                         // Filled or hung up just now: look again.
                         local.ready.push_front(index);
                     }

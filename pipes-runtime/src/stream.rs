@@ -93,7 +93,7 @@ use crate::spin::Chase;
 use crate::sync::Arc;
 use crate::take::Take;
 use crate::target::{PortTarget, Target};
-use crate::wait::Found;
+use crate::wait::{Displaced, Found};
 use crate::waiter::Waiter;
 
 /// Makes a stream: the receiving and the sending end, in that order.
@@ -258,19 +258,24 @@ impl<T> Port<T> {
     }
 
     /// Leaves `waiter` where the next send (or the chan's drop) wakes it. `false` (and nothing
-    /// left) if a receive would not wait.
-    pub(crate) fn watch(&self, waiter: &Arc<Waiter>) -> bool {
+    /// left) if a receive would not wait. A waiter it pushes out goes to `displaced`, to be
+    /// woken when the caller lets go of it.
+    pub(crate) fn watch(&self, waiter: &Arc<Waiter>, displaced: &mut Displaced) -> bool {
         if !matches!(self.look(), Take::Empty) {
             return false;
         }
         match self.queue() {
             // SAFETY: as in `take_next`.
-            Some(queue) => unsafe { queue.register(waiter) },
-            // A waiter already there (one select given the port twice) stays registered.
-            None => matches!(
-                self.rx.word().register(self.rx.idle(), waiter),
-                Ok(()) | Err(Found::Duplicate)
-            ),
+            Some(queue) => unsafe { queue.register(waiter, displaced) },
+            None => match self.rx.word().register(self.rx.idle(), waiter) {
+                Ok(pushed_out) => {
+                    *displaced = pushed_out;
+                    true
+                }
+                // A waiter already there (one select given the port twice) stays registered.
+                Err(Found::Duplicate) => true,
+                Err(Found::Settled(_)) => false,
+            },
         }
     }
 
@@ -323,7 +328,8 @@ impl<T> PortTarget for Port<T> {
     }
 
     fn register(&self, waiter: &Arc<Waiter>) -> bool {
-        self.watch(waiter)
+        // No borrow is held here: a displaced waiter is woken at once.
+        self.watch(waiter, &mut Displaced::none())
     }
 
     fn woken(&self, waiter: &Arc<Waiter>) -> bool {
@@ -336,7 +342,7 @@ impl<T> PortTarget for Port<T> {
             // Still in the word: a spurious wake. Otherwise displaced (or swapped out by a
             // hang-up into a queue, now looked at): register again.
             None if self.rx.word().load() == Arc::as_ptr(waiter) as usize => false,
-            None => !self.watch(waiter),
+            None => !self.watch(waiter, &mut Displaced::none()),
         }
     }
 

@@ -90,7 +90,8 @@ impl<'a> Target<'a> {
     pub(crate) fn register(self, waiter: &Arc<Waiter>) -> Registration {
         match self.0 {
             Kind::Word(word, idle) => match word.register(idle, waiter) {
-                Ok(()) => Registration::Stored,
+                // No borrow is held here: a displaced waiter is woken at once.
+                Ok(_) => Registration::Stored,
                 Err(Found::Duplicate) => Registration::Duplicate,
                 Err(Found::Settled(_)) => Registration::Ready,
             },

@@ -133,7 +133,7 @@ impl StateWord {
                 Err(Found::Settled(settled)) => return Some(settled),
                 // A reference of ours already there (a select of this thread that unwound
                 // midway left it) wakes us all the same.
-                Ok(()) | Err(Found::Duplicate) => {}
+                Ok(_) | Err(Found::Duplicate) => {}
             }
             loop {
                 // The word changes only when a sender swaps our waiter out (spurious unparks are
@@ -174,10 +174,10 @@ impl StateWord {
 
     /// Leaves one reference to `waiter` (a thread's, shared by every word a select waits on, or
     /// a port set's) in the word, so the sender that fills or terminates the packet wakes it. A
-    /// waiter of another watcher found there is displaced and woken: its owner, if it still
-    /// waits, looks again after us. Fails when the sender is done, or when the word holds
-    /// `waiter` already.
-    pub(crate) fn register(&self, idle: usize, waiter: &Arc<Waiter>) -> Result<(), Found> {
+    /// waiter of another watcher found there is displaced and woken (when the returned
+    /// [`Displaced`] drops): its owner, if it still waits, looks again after us. Fails when the
+    /// sender is done, or when the word holds `waiter` already.
+    pub(crate) fn register(&self, idle: usize, waiter: &Arc<Waiter>) -> Result<Displaced, Found> {
         // The reference is made before the exchange: once the word holds it, a sender may take
         // it and let it go at once.
         let word = Waiter::into_word(Arc::clone(waiter));
@@ -196,11 +196,10 @@ impl StateWord {
                 .compare_exchange(found, word, Ordering::AcqRel, Ordering::Acquire)
             {
                 Ok(_) => {
-                    if found != idle {
-                        // SAFETY: a waiter word, exchanged out by us.
-                        unsafe { wake(found) };
-                    }
-                    return Ok(());
+                    // SAFETY: a waiter word (or idle), exchanged out by us.
+                    return Ok(Displaced(
+                        (found != idle).then(|| unsafe { Waiter::from_word(found) }),
+                    ));
                 }
                 Err(now) => found = now,
             }
@@ -355,6 +354,32 @@ impl StateWord {
         };
         Waiter::recycle(waiter);
         result
+    }
+}
+
+/// A waiter that [`StateWord::register`] pushed out of a word, woken when this drops. A task's
+/// `Waker` is user code that may call back into the runtime, so a caller that holds a borrow
+/// (a port set's state) keeps this until the borrow ends.
+#[must_use = "dropping it wakes the displaced waiter at once"]
+pub(crate) struct Displaced(Option<Arc<Waiter>>);
+
+impl Displaced {
+    /// Nothing displaced.
+    pub(crate) fn none() -> Self {
+        Displaced(None)
+    }
+
+    /// Whether a waiter was displaced (and is woken on drop).
+    pub(crate) fn is_some(&self) -> bool {
+        self.0.is_some()
+    }
+}
+
+impl Drop for Displaced {
+    fn drop(&mut self) {
+        if let Some(waiter) = self.0.take() {
+            Waiter::wake(waiter);
+        }
     }
 }
 
