@@ -32,9 +32,9 @@ use std::mem::ManuallyDrop;
 use std::ptr::NonNull;
 use std::time::{Duration, Instant};
 
-use crate::drop_queue::Panics;
 use crate::error::{Cause, RecvError, RecvTimeoutError, TryRecvError};
 use crate::packet::{Packet, Receiving, StateName};
+use crate::panics::Panics;
 use crate::sync::{AtomicUsize, Ordering, fence};
 use crate::wait::{EMPTY, FULL, Settled, StateWord, TERMINATED, is_settled, wake};
 

@@ -62,12 +62,11 @@
 // Under loom every disposal is direct, so the queue's machinery goes unused.
 #![cfg_attr(loom, allow(dead_code))]
 
-use std::any::Any;
 use std::cell::{Cell, RefCell};
 use std::mem::{self, ManuallyDrop};
-use std::panic::{self, AssertUnwindSafe};
 use std::ptr::NonNull;
-use std::thread;
+
+use crate::panics::Panics;
 
 /// A packet whose receiver was dropped while it held a message, waiting to be disposed of.
 #[derive(Clone, Copy)]
@@ -193,43 +192,5 @@ pub(crate) fn drop_message<T>(message: T, queue: Option<&DropQueue>) {
     match queue {
         Some(queue) => queue.drop_within(message),
         None => drop(message),
-    }
-}
-
-/// The first panic caught while dropping several things, resumed once all of them are dropped.
-#[derive(Default)]
-pub(crate) struct Panics(Option<Box<dyn Any + Send>>);
-
-impl Panics {
-    /// Runs `f`, keeping its panic if it is the first. Returns whether `f` returned.
-    pub(crate) fn catch(&mut self, f: impl FnOnce()) -> bool {
-        match panic::catch_unwind(AssertUnwindSafe(f)) {
-            Ok(()) => true,
-            Err(payload) => {
-                match self.0 {
-                    None => self.0 = Some(payload),
-                    Some(_) => drop_quietly(payload),
-                }
-                false
-            }
-        }
-    }
-
-    /// Resumes the first panic, unless this thread is already unwinding (resuming would abort).
-    pub(crate) fn resume(self) {
-        if let Some(payload) = self.0 {
-            if thread::panicking() {
-                drop_quietly(payload);
-            } else {
-                panic::resume_unwind(payload);
-            }
-        }
-    }
-}
-
-/// Drops a panic's payload; one whose own `Drop` panics is leaked rather than let out.
-fn drop_quietly(payload: Box<dyn Any + Send>) {
-    if let Err(payload) = panic::catch_unwind(AssertUnwindSafe(|| drop(payload))) {
-        mem::forget(payload);
     }
 }

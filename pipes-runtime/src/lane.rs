@@ -40,9 +40,10 @@ use std::ptr::{self, NonNull};
 
 use crossbeam_utils::CachePadded;
 
-use crate::drop_queue::{self, DropQueue, Panics};
+use crate::drop_queue::{self, DropQueue};
 use crate::error::Cause;
 use crate::mpsc::SharedQueue;
+use crate::panics::Panics;
 use crate::spin::Chase;
 use crate::sync::{Arc, AtomicPtr, AtomicUsize, Ordering, UnsafeCell};
 use crate::take::Take;

@@ -10,7 +10,7 @@
 //! | select and port sets          | `select.rs`, `port_set.rs`, `arm.rs` (`select!`'s checks) |
 //! | endpoints                     | `stream.rs`, `oneshot.rs`, `shared.rs`, `buffer.rs`, `duplex.rs`, `state.rs`, `endpoint.rs`, `target.rs`, `room.rs` |
 //! | packets, lanes and queues     | `packet.rs`, `lane.rs`, `mpsc.rs`, `queue.rs`, `alloc.rs`, `drop_queue.rs` |
-//! | waiting and waking            | `wait.rs`, `ready_list.rs`, `waiter.rs`, `spin.rs`, `sync.rs`, `take.rs`, `error.rs` |
+//! | waiting and waking            | `wait.rs`, `ready_list.rs`, `waiter.rs`, `spin.rs`, `sync.rs`, `take.rs`, `error.rs`, `panics.rs` |
 //!
 //! - `wait.rs` is the one protocol for waiting on a sender: a word the sender swaps and the
 //!   receiving side leaves its waiter in. Packets, select, port sets and async receives all
@@ -113,6 +113,7 @@ mod lane;
 mod mpsc;
 pub mod oneshot;
 mod packet;
+mod panics;
 pub mod port_set;
 mod queue;
 mod ready_list;

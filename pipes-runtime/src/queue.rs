@@ -85,7 +85,7 @@ use std::ptr;
 use crossbeam_utils::Backoff;
 use crossbeam_utils::CachePadded;
 
-use crate::drop_queue::Panics;
+use crate::panics::Panics;
 use crate::spin;
 use crate::sync::{AtomicUsize, Ordering, UnsafeCell};
 

@@ -23,6 +23,7 @@
 
 use std::task::Waker;
 
+use crate::panics::Panics;
 use crate::sync::{Arc, AtomicUsize, Mutex, Ordering, thread};
 
 /// `below` when a task waiter carries no other waiter.
@@ -162,20 +163,23 @@ impl Waiter {
     /// a thread that is not parked is harmless: its next park returns at once and it re-checks
     /// its condition. A port set's waiter is queued on the set's ready list with that very
     /// reference, which the set takes back when it drains the list. A task waiter's chain is
-    /// woken top to bottom, iteratively.
+    /// woken top to bottom, iteratively. A `Waker` that panics does not stop the chain: every
+    /// task below is woken, then the first panic goes on.
     pub(crate) fn wake(this: Arc<Waiter>) {
+        let mut panics = Panics::default();
         let mut next = Some(this);
         while let Some(waiter) = next.take() {
             match &*waiter {
                 Waiter::Thread(thread) => thread.unpark(),
                 Waiter::Task { waker, .. } => {
-                    waker.wake_by_ref();
+                    panics.catch(|| waker.wake_by_ref());
                     // We own the word reference, so the chain below is ours to walk.
                     next = waiter.take_below();
                 }
                 Waiter::Ready { .. } => ReadyList::push(waiter),
             }
         }
+        panics.resume();
     }
 
     /// Turns a waiter into the word stored in a packet's state. The word is never 0, 1 or 2
@@ -342,9 +346,12 @@ impl ReadyList {
             // Taken under the lock, woken and dropped after it: a waker may run any code,
             // including a drop of a future that leaves this very list.
             let sleepers = std::mem::take(&mut *list.sleepers.lock());
+            // A panicking waker leaves the other sleepers woken all the same.
+            let mut panics = Panics::default();
             for sleeper in sleepers {
-                Waiter::wake(sleeper);
+                panics.catch(|| Waiter::wake(sleeper));
             }
+            panics.resume();
         }
     }
 }

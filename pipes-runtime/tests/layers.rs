@@ -17,6 +17,7 @@ const LAYERS: &[&[&str]] = &[
         "sync",
         "take",
         "error",
+        "panics",
     ],
     &["packet", "lane", "mpsc", "queue", "alloc", "drop_queue"],
     &[

@@ -103,3 +103,62 @@ fn a_waker_displaced_by_a_port_sets_watch_may_use_the_set_forgotten() {
     chan.send(5).unwrap();
     SET.with(|set| assert_eq!(set.get().unwrap().try_recv().unwrap(), 5));
 }
+
+/// A waker that panics.
+struct Panicking;
+
+impl Wake for Panicking {
+    fn wake(self: Arc<Self>) {
+        self.wake_by_ref();
+    }
+
+    fn wake_by_ref(self: &Arc<Self>) {
+        panic!("a waker that panics");
+    }
+}
+
+/// Two tasks wait on one port; the one whose watch is on top has a waker that panics. The send
+/// that wakes them wakes the other all the same, then lets the panic go on (its message is
+/// sent). Before, the panic left the task below unwoken: a hang.
+#[test]
+fn a_panicking_waker_does_not_keep_the_others_on_the_port_from_being_woken() {
+    quiet_waker_panics();
+    let (port, chan) = stream::<u32>();
+    let counted = Arc::new(UsesTheSet(AtomicUsize::new(0)));
+    let counting = Waker::from(Arc::clone(&counted));
+    let panicking = Waker::from(Arc::new(Panicking));
+    let endpoints: [&dyn pipes_runtime::select::Selectable; 1] = [&port];
+    let mut below = pipes_runtime::select::selecti_async(&endpoints);
+    let mut top = pipes_runtime::select::selecti_async(&endpoints);
+    assert!(
+        Pin::new(&mut below)
+            .poll(&mut Context::from_waker(&counting))
+            .is_pending()
+    );
+    assert!(
+        Pin::new(&mut top)
+            .poll(&mut Context::from_waker(&panicking))
+            .is_pending()
+    );
+    let sent = std::panic::catch_unwind(std::panic::AssertUnwindSafe(|| chan.send(8)));
+    assert!(sent.is_err(), "the waker's panic comes out of the send");
+    assert_eq!(
+        counted.0.load(Ordering::SeqCst),
+        1,
+        "the other task is woken"
+    );
+    let polled = Pin::new(&mut below).poll(&mut Context::from_waker(&counting));
+    assert_eq!(polled, Poll::Ready(0));
+    drop((below, top));
+    assert_eq!(port.recv().unwrap(), 8, "the message was sent");
+}
+
+/// Keeps the expected panics' messages out of the test output.
+fn quiet_waker_panics() {
+    let default = std::panic::take_hook();
+    std::panic::set_hook(Box::new(move |info| {
+        if info.payload().downcast_ref::<&str>() != Some(&"a waker that panics") {
+            default(info);
+        }
+    }));
+}
