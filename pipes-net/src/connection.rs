@@ -593,6 +593,12 @@ impl Conn {
                 AbortCode::Incompatible,
                 format!("both ends play the {role:?} of protocol `{name}`"),
             )),
+            // A peer that announced no window for an unbounded protocol would have every send
+            // of ours go unlimited (a bounded protocol announces none and needs none).
+            Some(serve) if (window == 0) == serve.protocol.unbounded => Some((
+                AbortCode::Incompatible,
+                window_mismatch(&name, window, serve.protocol.unbounded),
+            )),
             Some(_) => None,
         };
         let Some(serve) = serve.filter(|_| refusal.is_none()) else {
@@ -652,6 +658,8 @@ impl Conn {
             ))
         } else if role != opening.role.dual() {
             Some(format!("both ends play the {role:?} of protocol `{name}`"))
+        } else if (window == 0) == expected.unbounded {
+            Some(window_mismatch(name, window, expected.unbounded))
         } else {
             None
         };
@@ -714,6 +722,17 @@ pub(crate) fn closed_by_node() -> SessionError {
     )))
 }
 
+/// Why a peer's `Open` window does not fit the protocol: an unbounded protocol's sessions
+/// need a credit window, a bounded one's have none.
+fn window_mismatch(name: &str, window: u32, unbounded: bool) -> String {
+    if unbounded {
+        format!("protocol `{name}` is unbounded, and the peer granted no credit window")
+    } else {
+        format!("protocol `{name}` is bounded, and the peer granted a credit window of {window}")
+    }
+}
+
+/// `bytes` in lowercase hex, for error messages.
 fn hex(bytes: &[u8]) -> String {
     use std::fmt::Write;
     let mut out = String::new();

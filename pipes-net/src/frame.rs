@@ -126,8 +126,9 @@ pub enum Kind {
     Open {
         /// The role the sender plays.
         role: Role,
-        /// How many `Msg`s the sender lets its peer have in flight before a `Credit`; 0 for no
-        /// flow control (bounded protocols).
+        /// How many `Msg`s the sender lets its peer have in flight before a `Credit`: at least
+        /// 1 for an unbounded protocol, 0 (no flow control) for a bounded one; any other `Open`
+        /// is incompatible.
         window: u32,
         /// The protocol's name, which an acceptor serves.
         name: String,

@@ -6,7 +6,7 @@
 mod common;
 
 use bytes::Bytes;
-use common::{RawPeer, STREAM, open_frame, pair, quick, raw_opened, within};
+use common::{RawPeer, STREAM, WINDOW, open_frame, pair, quick, raw_opened, within};
 use pipes_net::frame::{AbortCode, DEFAULT_CHUNK, Frame, Kind};
 use pipes_net::{Config, Role, SessionError};
 
@@ -48,7 +48,7 @@ async fn a_10_mb_payload_round_trips_in_chunks() {
 fn open(id: u64) -> Frame {
     Frame {
         session: id,
-        ..open_frame(0)
+        ..open_frame(WINDOW)
     }
 }
 
@@ -156,7 +156,7 @@ async fn a_small_message_is_not_held_behind_a_large_one() {
 #[tokio::test]
 async fn a_chunked_message_sent_by_hand_is_put_together() {
     within(10, async {
-        let (_node, _conn, mut peer, mut session) = raw_opened(quick(), 0).await;
+        let (_node, _conn, mut peer, mut session) = raw_opened(quick(), WINDOW).await;
         let text = "chunk ".repeat(100);
         let bytes = postcard::to_allocvec(&text).unwrap();
         let (first, rest) = bytes.split_at(10);
@@ -188,7 +188,7 @@ async fn violation(frames: Vec<Frame>) -> String {
         max_message: 1000,
         ..quick()
     };
-    let (_node, conn, mut peer, mut session) = raw_opened(config, 0).await;
+    let (_node, conn, mut peer, mut session) = raw_opened(config, WINDOW).await;
     for frame in frames {
         peer.write(frame).await;
     }

@@ -7,7 +7,7 @@ mod common;
 use std::io;
 
 use bytes::Bytes;
-use common::{BANK, RawPeer, STREAM, node, open_frame, pair, quick, raw_opened, within};
+use common::{BANK, RawPeer, STREAM, WINDOW, node, open_frame, pair, quick, raw_opened, within};
 use pipes_net::frame::{AbortCode, Frame, Kind};
 use pipes_net::{
     Acceptor, Config, ConnectError, Connection, Node, Origin, Protocol, RawSession, Role,
@@ -87,6 +87,63 @@ async fn a_fingerprint_mismatch_is_incompatible_at_open_time() {
         let error = conn.open_async(other, Role::Client).await.unwrap_err();
         assert!(matches!(error, ConnectError::Incompatible(_)), "{error}");
         assert!(error.to_string().contains("`bank` differs"), "{error}");
+    })
+    .await;
+}
+
+/// An unbounded protocol's sessions have credit flow control: a peer whose `Open` grants no
+/// window (as a bounded protocol's does) would leave every send of ours unlimited, so it is
+/// refused. (Found by an adversarial review: the node took the 0 as "no limit".)
+#[tokio::test]
+async fn an_open_of_an_unbounded_protocol_with_no_window_is_refused_as_incompatible() {
+    within(10, async {
+        let (node, conn, mut peer) = RawPeer::attached(quick()).await;
+        let mut acceptor = node.serve(STREAM, Role::Server);
+        peer.write(open_frame(0)).await;
+        match peer.read().await.unwrap().kind {
+            Kind::Abort { code, reason } => {
+                assert_eq!(code, AbortCode::Incompatible);
+                assert!(reason.contains("no credit window"), "{reason}");
+            }
+            other => panic!("{other:?}"),
+        }
+        assert!(conn.failure().is_none(), "the connection stays up");
+        // A well-formed open afterwards is accepted.
+        peer.write(Frame {
+            session: 3,
+            ..open_frame(WINDOW)
+        })
+        .await;
+        assert!(acceptor.accept_async().await.is_some());
+    })
+    .await;
+}
+
+/// The same from the side that opens: a peer that answers the open of an unbounded protocol
+/// with no window is incompatible.
+#[tokio::test]
+async fn an_answer_with_no_window_for_an_unbounded_protocol_is_incompatible() {
+    within(10, async {
+        let (_node, conn, mut peer) = RawPeer::attached(quick()).await;
+        let opening = tokio::spawn({
+            let conn = conn.clone();
+            async move { conn.open_async(STREAM, Role::Client).await.map(|_| ()) }
+        });
+        let open = peer.read().await.unwrap();
+        assert!(matches!(open.kind, Kind::Open { .. }), "{:?}", open.kind);
+        peer.write(Frame::new(
+            open.session,
+            Kind::Open {
+                role: Role::Server,
+                window: 0,
+                name: STREAM.name.into(),
+                fingerprint: Bytes::from_static(STREAM.fingerprint),
+            },
+        ))
+        .await;
+        let error = opening.await.unwrap().unwrap_err();
+        assert!(matches!(error, ConnectError::Incompatible(_)), "{error}");
+        assert!(error.to_string().contains("no credit window"), "{error}");
     })
     .await;
 }
@@ -382,7 +439,7 @@ async fn messages_past_the_credit_window_are_a_violation() {
 #[tokio::test]
 async fn a_malformed_frame_fails_the_connection_with_a_violation() {
     within(10, async {
-        let (_node, conn, mut peer, mut session) = raw_opened(quick(), 0).await;
+        let (_node, conn, mut peer, mut session) = raw_opened(quick(), WINDOW).await;
         peer.write_body(b"\x01\x09").await; // kind 9 does not exist
         let error = session.recv_async().await.unwrap_err();
         assert!(
@@ -403,7 +460,7 @@ async fn an_oversized_frame_from_the_peer_fails_the_connection() {
             max_frame: 1000,
             ..quick()
         };
-        let (_node, _conn, mut peer, mut session) = raw_opened(config, 0).await;
+        let (_node, _conn, mut peer, mut session) = raw_opened(config, WINDOW).await;
         peer.write_body(&[0; 1001]).await;
         let error = session.recv_async().await.unwrap_err();
         assert!(
@@ -423,7 +480,7 @@ async fn an_oversized_frame_from_the_peer_fails_the_connection() {
 #[tokio::test]
 async fn a_silent_peer_is_a_heartbeat_timeout() {
     within(10, async {
-        let (_node, _conn, _peer, mut session) = raw_opened(quick(), 0).await;
+        let (_node, _conn, _peer, mut session) = raw_opened(quick(), WINDOW).await;
         // The raw peer sends no heartbeats.
         let error = session.recv_async().await.unwrap_err();
         assert!(matches!(error, SessionError::HeartbeatTimeout), "{error}");
@@ -473,7 +530,7 @@ async fn a_peer_that_hangs_up_during_the_hello_is_an_io_error() {
 #[tokio::test]
 async fn a_frame_for_a_session_never_opened_is_a_violation() {
     within(10, async {
-        let (_node, conn, mut peer, mut session) = raw_opened(quick(), 0).await;
+        let (_node, conn, mut peer, mut session) = raw_opened(quick(), WINDOW).await;
         // Session 9 would be the peer's fifth; it opened only session 1.
         peer.write(Frame::new(9, Kind::Msg { state: 0, msg: 0 }))
             .await;
@@ -490,10 +547,10 @@ async fn a_frame_for_a_session_never_opened_is_a_violation() {
 #[tokio::test]
 async fn a_second_open_of_a_session_is_a_violation() {
     within(10, async {
-        let (_node, conn, mut peer, session) = raw_opened(quick(), 0).await;
+        let (_node, conn, mut peer, session) = raw_opened(quick(), WINDOW).await;
         session.close();
         assert_eq!(peer.read().await.unwrap().kind, Kind::Close);
-        peer.write(open_frame(0)).await;
+        peer.write(open_frame(WINDOW)).await;
         // The node hangs up.
         while peer.read().await.is_some() {}
         assert!(
@@ -534,7 +591,7 @@ fn public_types_cross_threads() {
 async fn a_large_frame_arriving_slowly_is_not_a_heartbeat_timeout() {
     within(10, async {
         use tokio::io::AsyncWriteExt;
-        let (_node, conn, mut peer, mut session) = raw_opened(quick(), 0).await;
+        let (_node, conn, mut peer, mut session) = raw_opened(quick(), WINDOW).await;
         let mut frame = Frame::new(1, Kind::Msg { state: 0, msg: 0 });
         frame.payload = postcard::to_allocvec(&vec![7u8; 64 << 10]).unwrap().into();
         let mut out = bytes::BytesMut::new();

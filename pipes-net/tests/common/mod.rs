@@ -76,6 +76,10 @@ pub async fn raw_opened(config: Config, window: u32) -> (Node, Connection, RawPe
     (node, conn, peer, session)
 }
 
+/// A credit window for the raw peer's `Open`s of `STREAM` (unbounded, so it must grant one),
+/// large enough that no test here runs out of it.
+pub const WINDOW: u32 = 1 << 16;
+
 /// The raw peer's `Open` of session 1 of `STREAM` as a client.
 pub fn open_frame(window: u32) -> Frame {
     Frame::new(
