@@ -10,12 +10,12 @@
 
 use std::collections::{HashMap, VecDeque};
 use std::io;
-use std::sync::atomic::{AtomicBool, AtomicU32, AtomicU64, Ordering};
+use std::sync::atomic::{AtomicBool, AtomicU32, AtomicU64, AtomicUsize, Ordering};
 use std::sync::{Arc, Mutex, OnceLock};
 
 use bytes::{Bytes, BytesMut};
 use tokio::io::{AsyncRead, AsyncWrite, AsyncWriteExt, BufWriter};
-use tokio::sync::{Semaphore, mpsc, oneshot, watch};
+use tokio::sync::{Notify, Semaphore, mpsc, oneshot, watch};
 use tokio_util::codec::FramedRead;
 
 use crate::codec::{Bodies, ReadError, Watched, codec, next};
@@ -27,6 +27,12 @@ use crate::shutdown::Pumps;
 
 /// The first frame each end sends: who we are and which version of the frames we speak.
 const HELLO: &[u8] = b"pipes-net/2";
+
+/// Bytes of answers to the peer's frames (its `Open`s) that may wait unwritten before the
+/// reader stops reading the peer: a peer that writes and never reads would otherwise make the
+/// node queue answers without bound. Only answers count, not what the node's own sessions
+/// send, so two nodes both sending more than they read cannot stop each other's readers.
+const ANSWERS_LIMIT: usize = 1 << 20;
 
 /// Which end of a connection this node is: the one that dialed it, or the one that accepted.
 /// It decides which session ids each end picks.
@@ -44,6 +50,8 @@ pub(crate) struct Conn {
     registry: Arc<Registry>,
     /// What the writer task sends: encoded frames (length prefix included), in order.
     out: mpsc::UnboundedSender<Out>,
+    /// The answers to the peer's frames queued and not yet written (see [`ANSWERS_LIMIT`]).
+    answers: Arc<Answers>,
     /// The pumps of the node's typed sessions, which its shutdown waits for.
     pub(crate) pumps: Arc<Pumps>,
     sessions: Mutex<HashMap<u64, Entry>>,
@@ -58,6 +66,38 @@ pub(crate) struct Conn {
     /// The highest id of a session the peer opened (only the reader task writes it).
     peer_max: AtomicU64,
     pub(crate) handle: tokio::runtime::Handle,
+}
+
+/// How many bytes of answers wait to be written, and a wake for a reader that stopped for them.
+#[derive(Default)]
+struct Answers {
+    bytes: AtomicUsize,
+    drained: Notify,
+}
+
+/// An answer's frame while it is queued: its drop (once the writer has written it, or when
+/// the queue is dropped) takes it off the backlog.
+struct Answer {
+    frame: BytesMut,
+    answers: Arc<Answers>,
+}
+
+impl AsRef<[u8]> for Answer {
+    fn as_ref(&self) -> &[u8] {
+        &self.frame
+    }
+}
+
+impl Drop for Answer {
+    fn drop(&mut self) {
+        let before = self
+            .answers
+            .bytes
+            .fetch_sub(self.frame.len(), Ordering::Relaxed);
+        if before > ANSWERS_LIMIT && before - self.frame.len() <= ANSWERS_LIMIT {
+            self.answers.drained.notify_waiters();
+        }
+    }
 }
 
 /// What the writer task takes from the outbound queue.
@@ -231,6 +271,22 @@ impl Conn {
         self.out
             .send(out)
             .map_err(|_| self.failure().unwrap_or_else(closed_by_node))
+    }
+
+    /// Encodes and queues a frame that answers one of the peer's, counted in the answers
+    /// backlog until the writer has written (and dropped) it.
+    fn answer(&self, session: u64, kind: Kind) -> Result<(), SessionError> {
+        let mut out = BytesMut::new();
+        Frame::new(session, kind)
+            .encode(self.config.max_frame, &mut out)
+            .map_err(|error| SessionError::Violation(error.to_string()))?;
+        let len = out.len();
+        self.answers.bytes.fetch_add(len, Ordering::Relaxed);
+        let answer = Answer {
+            frame: out,
+            answers: self.answers.clone(),
+        };
+        self.send_out(Out::Frame(Bytes::from_owner(answer)))
     }
 
     /// Encodes and queues a frame without payload.
@@ -603,7 +659,7 @@ impl Conn {
         };
         let Some(serve) = serve.filter(|_| refusal.is_none()) else {
             let (code, reason) = refusal.unwrap_or((AbortCode::Refused, String::new()));
-            let _ = self.send_frame(id, Kind::Abort { code, reason });
+            let _ = self.answer(id, Kind::Abort { code, reason });
             return Ok(());
         };
         let ours = serve.protocol.window(&self.config);
@@ -619,7 +675,7 @@ impl Conn {
                 chunked: None,
             },
         );
-        self.send_frame(
+        self.answer(
             id,
             Kind::Open {
                 role: serve.role,
@@ -790,6 +846,7 @@ where
         config,
         registry,
         out,
+        answers: Arc::default(),
         pumps,
         sessions: Mutex::new(HashMap::new()),
         failure: OnceLock::new(),
@@ -821,6 +878,19 @@ async fn read_loop<R: AsyncRead + Unpin>(
     let silence = tokio::time::sleep(timeout);
     tokio::pin!(silence);
     loop {
+        // Stop reading while the answers to what the peer sent wait to be written: a peer
+        // that does not read its answers stops being read (see `ANSWERS_LIMIT`).
+        loop {
+            let drained = conn.answers.drained.notified();
+            if conn.answers.bytes.load(Ordering::Relaxed) <= ANSWERS_LIMIT {
+                break;
+            }
+            tokio::select! {
+                biased;
+                () = &mut stop => return,
+                () = drained => {}
+            }
+        }
         let read = tokio::select! {
             biased;
             () = &mut stop => return,

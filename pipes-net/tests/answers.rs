@@ -1,0 +1,134 @@
+//! A peer that writes and never reads: what the node answers it (here the refusals of `Open`s
+//! for a protocol nobody serves) must not pile up without bound. Found by an adversarial
+//! review: 100,000 small `Open`s made the node hold 6.7 times the bytes the peer sent. Now the
+//! node stops reading such a peer once a bounded backlog of answers waits, and goes on once the
+//! peer reads them.
+//!
+//! Its own test program: a counting global allocator measures the bytes the node keeps live.
+
+mod common;
+
+use std::alloc::{GlobalAlloc, Layout, System};
+use std::sync::Arc;
+use std::sync::atomic::{AtomicIsize, AtomicU64, Ordering};
+use std::time::Duration;
+
+use bytes::{Bytes, BytesMut};
+use common::{RawPeer, quick, within};
+use pipes_net::frame::{AbortCode, Frame, Kind};
+use pipes_net::{Config, Role};
+use tokio::io::{AsyncRead, AsyncReadExt, AsyncWriteExt};
+
+struct Counting;
+
+/// Bytes allocated and not yet freed, by the whole process.
+static LIVE: AtomicIsize = AtomicIsize::new(0);
+
+// SAFETY: defers to the system allocator and only counts.
+unsafe impl GlobalAlloc for Counting {
+    unsafe fn alloc(&self, layout: Layout) -> *mut u8 {
+        LIVE.fetch_add(layout.size() as isize, Ordering::Relaxed);
+        // SAFETY: the caller's contract, passed on.
+        unsafe { System.alloc(layout) }
+    }
+
+    unsafe fn dealloc(&self, ptr: *mut u8, layout: Layout) {
+        LIVE.fetch_sub(layout.size() as isize, Ordering::Relaxed);
+        // SAFETY: the caller's contract, passed on.
+        unsafe { System.dealloc(ptr, layout) }
+    }
+
+    unsafe fn realloc(&self, ptr: *mut u8, layout: Layout, new_size: usize) -> *mut u8 {
+        LIVE.fetch_add(
+            new_size as isize - layout.size() as isize,
+            Ordering::Relaxed,
+        );
+        // SAFETY: the caller's contract, passed on.
+        unsafe { System.realloc(ptr, layout, new_size) }
+    }
+}
+
+#[global_allocator]
+static GLOBAL: Counting = Counting;
+
+/// An `Open` of session `id` for a protocol nobody serves.
+fn unserved_open(id: u64) -> Bytes {
+    let mut out = BytesMut::new();
+    Frame::new(
+        id,
+        Kind::Open {
+            role: Role::Client,
+            window: 0,
+            name: "x".into(),
+            fingerprint: Bytes::new(),
+        },
+    )
+    .encode(usize::MAX, &mut out)
+    .unwrap();
+    out.freeze()
+}
+
+/// The next frame body from the node.
+async fn read_body(from: &mut (impl AsyncRead + Unpin)) -> Bytes {
+    let mut len = [0; 4];
+    from.read_exact(&mut len).await.unwrap();
+    let mut body = vec![0; u32::from_be_bytes(len) as usize];
+    from.read_exact(&mut body).await.unwrap();
+    body.into()
+}
+
+#[tokio::test]
+async fn a_peer_that_never_reads_its_answers_stops_being_read_and_the_backlog_stays_bounded() {
+    within(60, async {
+        let config = Config {
+            heartbeat_timeout: Duration::from_secs(60),
+            ..quick()
+        };
+        let (_node, conn, peer) = RawPeer::attached(config).await;
+        let (mut reading, mut writing) = tokio::io::split(peer.io);
+        let before = LIVE.load(Ordering::Relaxed);
+        let n = 100_000u64;
+        let written = Arc::new(AtomicU64::new(0));
+        let writer = tokio::spawn({
+            let written = Arc::clone(&written);
+            async move {
+                for i in 0..n {
+                    writing.write_all(&unserved_open(2 * i + 1)).await.unwrap();
+                    written.fetch_add(1, Ordering::Relaxed);
+                }
+                writing
+            }
+        });
+        // The peer reads nothing for a while: the node stops reading it.
+        tokio::time::sleep(Duration::from_millis(500)).await;
+        let grown = LIVE.load(Ordering::Relaxed) - before;
+        let sent = written.load(Ordering::Relaxed);
+        assert!(
+            sent < n,
+            "every Open went through a node whose answers nobody read"
+        );
+        assert!(
+            grown < 4 << 20,
+            "the peer wrote {sent} Opens and read nothing; the node holds {grown} more bytes"
+        );
+        assert!(conn.failure().is_none(), "{:?}", conn.failure());
+        // Now the peer reads: every Open gets its refusal, in order, and the writes finish.
+        let mut refused = 0;
+        while refused < n {
+            let body = read_body(&mut reading).await;
+            let frame = Frame::decode(body).unwrap();
+            match frame.kind {
+                Kind::Ping => continue,
+                Kind::Abort { code, .. } => {
+                    assert_eq!(code, AbortCode::Refused);
+                    assert_eq!(frame.session, 2 * refused + 1);
+                    refused += 1;
+                }
+                other => panic!("{other:?}"),
+            }
+        }
+        writer.await.unwrap();
+        assert!(conn.failure().is_none(), "{:?}", conn.failure());
+    })
+    .await;
+}
