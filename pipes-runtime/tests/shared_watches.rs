@@ -59,50 +59,45 @@ fn an_async_select_over_one_shared_port_twice_does_not_wake_itself() {
     assert_eq!(port.recv().unwrap(), 7);
 }
 
-/// The wait that is cancelled first must not take the queue's arm from the one still waiting.
-#[test]
-fn dropping_one_of_two_waits_on_a_shared_port_keeps_the_other_woken_by_the_next_send() {
+/// Two waits on a shared port, one dropped (cancelled): the one still registered is woken by
+/// the next send. The wait that gives up must not take the queue's arm from the other.
+fn dropping_one_of_two_waits_keeps_the_other_woken(drop_the_first: bool) {
     let (port, chan) = stream::<u32>();
     let chan = SharedChan::new(chan);
     let (first_count, first_waker) = counting();
-    let (_, second_waker) = counting();
-    let endpoints: [&dyn Selectable; 1] = [&port];
-    let mut first = selecti_async(&endpoints);
-    let mut second = selecti_async(&endpoints);
-    assert!(poll_once(&mut first, &first_waker).is_pending());
-    assert!(poll_once(&mut second, &second_waker).is_pending());
-    assert!(poll_once(&mut first, &first_waker).is_pending());
-    let before = wakes(&first_count);
-    drop(second);
-    chan.send(1).unwrap();
-    assert!(
-        wakes(&first_count) > before,
-        "the send wakes the wait still registered"
-    );
-    assert_eq!(poll_once(&mut first, &first_waker), Poll::Ready(0));
-    drop(first);
-    assert_eq!(port.recv().unwrap(), 1);
-}
-
-/// The same, the other way round: the wait registered last is kept, the first one dropped.
-#[test]
-fn dropping_the_first_of_two_waits_on_a_shared_port_keeps_the_second_woken() {
-    let (port, chan) = stream::<u32>();
-    let chan = SharedChan::new(chan);
-    let (_, first_waker) = counting();
     let (second_count, second_waker) = counting();
     let endpoints: [&dyn Selectable; 1] = [&port];
     let mut first = selecti_async(&endpoints);
     let mut second = selecti_async(&endpoints);
     assert!(poll_once(&mut first, &first_waker).is_pending());
     assert!(poll_once(&mut second, &second_waker).is_pending());
-    drop(first);
-    let before = wakes(&second_count);
-    chan.send(2).unwrap();
-    assert!(wakes(&second_count) > before);
-    assert_eq!(poll_once(&mut second, &second_waker), Poll::Ready(0));
-    drop(second);
-    assert_eq!(port.recv().unwrap(), 2);
+    assert!(poll_once(&mut first, &first_waker).is_pending());
+    let (mut kept, kept_waker, kept_count) = if drop_the_first {
+        drop(first);
+        (second, second_waker, second_count)
+    } else {
+        drop(second);
+        (first, first_waker, first_count)
+    };
+    let before = wakes(&kept_count);
+    chan.send(1).unwrap();
+    assert!(
+        wakes(&kept_count) > before,
+        "the send wakes the wait still registered"
+    );
+    assert_eq!(poll_once(&mut kept, &kept_waker), Poll::Ready(0));
+    drop(kept);
+    assert_eq!(port.recv().unwrap(), 1);
+}
+
+#[test]
+fn dropping_the_second_of_two_waits_on_a_shared_port_keeps_the_first_woken() {
+    dropping_one_of_two_waits_keeps_the_other_woken(false);
+}
+
+#[test]
+fn dropping_the_first_of_two_waits_on_a_shared_port_keeps_the_second_woken() {
+    dropping_one_of_two_waits_keeps_the_other_woken(true);
 }
 
 /// Two tasks awaiting `(&port).recv_async()` on one thread, run by the smallest executor (poll
