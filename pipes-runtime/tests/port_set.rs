@@ -592,7 +592,7 @@ fn a_set_dropped_over_ports_of_panicking_payloads_drops_each_once() {
     assert!(result.is_err(), "one panic comes out of the drop");
     assert_eq!(
         drops.load(Ordering::SeqCst),
-        500,
+        5 * per_port,
         "every payload dropped once"
     );
     for chan in &chans {
