@@ -22,7 +22,7 @@ use crate::codec::{Bodies, ReadError, Watched, codec, next};
 use crate::error::{ConnectError, SessionError};
 use crate::frame::{self, AbortCode, CONNECTION, Encoded, Frame, FrameError, Kind, Role};
 use crate::node::{Config, Protocol, Registry};
-use crate::session::{Event, RawSession};
+use crate::session::{Backlogged, Event, RawSession, Unaccepted};
 use crate::shutdown::Pumps;
 
 /// The first frame each end sends: who we are and which version of the frames we speak.
@@ -65,6 +65,9 @@ pub(crate) struct Conn {
     next_id: AtomicU64,
     /// The highest id of a session the peer opened (only the reader task writes it).
     peer_max: AtomicU64,
+    /// How many sessions the peer opened that no acceptor has taken yet (see
+    /// [`Config::backlog`]).
+    unaccepted: Arc<AtomicUsize>,
     pub(crate) handle: tokio::runtime::Handle,
 }
 
@@ -655,6 +658,14 @@ impl Conn {
                 AbortCode::Incompatible,
                 window_mismatch(&name, window, serve.protocol.unbounded),
             )),
+            // Only this reader task adds to the count, so it cannot pass the limit.
+            Some(_) if self.unaccepted.load(Ordering::Relaxed) >= self.config.backlog => Some((
+                AbortCode::Refused,
+                format!(
+                    "{} sessions opened here wait to be accepted already (the backlog)",
+                    self.config.backlog
+                ),
+            )),
             Some(_) => None,
         };
         let Some(serve) = serve.filter(|_| refusal.is_none()) else {
@@ -684,9 +695,14 @@ impl Conn {
                 fingerprint: Bytes::from_static(serve.protocol.fingerprint),
             },
         )?;
-        let session = RawSession::new(id, self.clone(), slot, inbox, serve.protocol.name);
-        if let Err(mpsc::error::SendError(session)) = serve.acceptor.send(session) {
-            session.abort_with(AbortCode::Refused, "the acceptor was dropped");
+        let session = Unaccepted {
+            session: RawSession::new(id, self.clone(), slot, inbox, serve.protocol.name),
+            backlog: Backlogged::new(&self.unaccepted),
+        };
+        if let Err(mpsc::error::SendError(refused)) = serve.acceptor.send(session) {
+            refused
+                .session
+                .abort_with(AbortCode::Refused, "the acceptor was dropped");
         }
         Ok(())
     }
@@ -853,6 +869,7 @@ where
         dead,
         closing: AtomicBool::new(false),
         peer_max: AtomicU64::new(0),
+        unaccepted: Arc::default(),
         next_id: AtomicU64::new(match origin {
             Origin::Dialed => 1,
             Origin::Accepted => 2,

@@ -15,7 +15,7 @@ use crate::block::block_on;
 use crate::connection::{self, Conn, Origin, closed_by_node, lock};
 use crate::error::ConnectError;
 use crate::frame::{DEFAULT_CHUNK, DEFAULT_MAX_FRAME, DEFAULT_MAX_MESSAGE, Limits, Role};
-use crate::session::{Acceptor, RawSession};
+use crate::session::{Acceptor, RawSession, Unaccepted};
 use crate::shutdown::Pumps;
 
 /// A protocol as the wire knows it: its name (what an acceptor serves), its fingerprint
@@ -83,6 +83,12 @@ pub struct Config {
     pub max_message: usize,
     /// The credit window of unbounded protocols' sessions, in messages (default 1024).
     pub window: u32,
+    /// How many sessions one peer may have opened that no [`Acceptor`] has taken yet (default
+    /// 1024). Past it, the peer's `Open`s are refused
+    /// ([`ConnectError::Refused`](crate::ConnectError::Refused) on its side), so a peer that
+    /// opens sessions faster than they are accepted cannot grow this node's memory without
+    /// bound.
+    pub backlog: usize,
     /// How long a dial and its hello may take (default 10 s).
     pub connect_timeout: Duration,
     /// How long the peer may take to answer an `Open` (default 10 s).
@@ -112,6 +118,7 @@ impl Default for Config {
             chunk: DEFAULT_CHUNK,
             max_message: DEFAULT_MAX_MESSAGE,
             window: 1024,
+            backlog: 1024,
             connect_timeout: Duration::from_secs(10),
             open_timeout: Duration::from_secs(10),
             heartbeat_interval: Duration::from_secs(1),
@@ -132,7 +139,7 @@ pub(crate) struct Registry {
 pub(crate) struct Serve {
     pub(crate) protocol: Protocol,
     pub(crate) role: Role,
-    pub(crate) acceptor: mpsc::UnboundedSender<RawSession>,
+    pub(crate) acceptor: mpsc::UnboundedSender<Unaccepted>,
 }
 
 impl Registry {

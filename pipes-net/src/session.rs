@@ -2,6 +2,7 @@
 //! out the sessions peers open.
 
 use std::sync::Arc;
+use std::sync::atomic::{AtomicUsize, Ordering};
 
 use bytes::{Bytes, BytesMut};
 use serde::Serialize;
@@ -375,10 +376,34 @@ impl Drop for RawSession {
     }
 }
 
+/// A session a peer opened, on its way to an [`Acceptor`]: counted in its connection's
+/// backlog (see [`Config::backlog`](crate::Config::backlog)) until it is accepted or dropped.
+pub(crate) struct Unaccepted {
+    pub(crate) session: RawSession,
+    pub(crate) backlog: Backlogged,
+}
+
+/// One session's place in a connection's count of unaccepted sessions: given back on drop.
+pub(crate) struct Backlogged(Arc<AtomicUsize>);
+
+impl Backlogged {
+    /// Counts one more session in `backlog`.
+    pub(crate) fn new(backlog: &Arc<AtomicUsize>) -> Self {
+        backlog.fetch_add(1, Ordering::Relaxed);
+        Backlogged(backlog.clone())
+    }
+}
+
+impl Drop for Backlogged {
+    fn drop(&mut self) {
+        self.0.fetch_sub(1, Ordering::Relaxed);
+    }
+}
+
 /// Sessions of one protocol that peers open with this node: from
 /// [`Node::serve`](crate::Node::serve).
 pub struct Acceptor {
-    pub(crate) sessions: mpsc::UnboundedReceiver<RawSession>,
+    pub(crate) sessions: mpsc::UnboundedReceiver<Unaccepted>,
     pub(crate) protocol: &'static str,
 }
 
@@ -393,7 +418,10 @@ impl std::fmt::Debug for Acceptor {
 impl Acceptor {
     /// The next session a peer opens; `None` once the node has shut down.
     pub async fn accept_async(&mut self) -> Option<RawSession> {
-        self.sessions.recv().await
+        let unaccepted = self.sessions.recv().await?;
+        // Accepted: its place in the backlog is free again.
+        drop(unaccepted.backlog);
+        Some(unaccepted.session)
     }
 
     /// [`accept_async`](Self::accept_async), blocking the thread. Not for async code.

@@ -119,6 +119,95 @@ async fn an_open_of_an_unbounded_protocol_with_no_window_is_refused_as_incompati
     .await;
 }
 
+/// A peer may have only `Config::backlog` sessions waiting for an acceptor: more `Open`s are
+/// refused until the acceptor takes some, so a peer that opens sessions nobody accepts cannot
+/// grow the node's memory without bound. (Found by an adversarial review: the wait was
+/// unbounded.)
+#[tokio::test]
+async fn opens_past_the_backlog_are_refused_until_sessions_are_accepted() {
+    within(10, async {
+        let config = Config {
+            backlog: 2,
+            ..quick()
+        };
+        let (node, conn, mut peer) = RawPeer::attached(config).await;
+        let mut acceptor = node.serve(STREAM, Role::Server);
+        let open = |session| Frame {
+            session,
+            ..open_frame(WINDOW)
+        };
+        for session in [1, 3, 5] {
+            peer.write(open(session)).await;
+        }
+        for session in [1, 3] {
+            let answer = peer.read().await.unwrap();
+            assert_eq!(answer.session, session);
+            assert!(
+                matches!(answer.kind, Kind::Open { .. }),
+                "{:?}",
+                answer.kind
+            );
+        }
+        let refusal = peer.read().await.unwrap();
+        assert_eq!(refusal.session, 5);
+        match refusal.kind {
+            Kind::Abort { code, reason } => {
+                assert_eq!(code, AbortCode::Refused);
+                assert!(reason.contains("backlog"), "{reason}");
+            }
+            other => panic!("{other:?}"),
+        }
+        assert!(conn.failure().is_none(), "the connection stays up");
+
+        // Accepting one frees its place: the next open is answered, and the one after is not.
+        let first = acceptor.accept_async().await.unwrap();
+        peer.write(open(7)).await;
+        peer.write(open(9)).await;
+        let answer = peer.read().await.unwrap();
+        assert_eq!(answer.session, 7);
+        assert!(
+            matches!(answer.kind, Kind::Open { .. }),
+            "{:?}",
+            answer.kind
+        );
+        let refusal = peer.read().await.unwrap();
+        assert_eq!(refusal.session, 9);
+        assert!(matches!(
+            refusal.kind,
+            Kind::Abort {
+                code: AbortCode::Refused,
+                ..
+            }
+        ));
+
+        // Sessions the acceptor never took free their places when it is dropped: a new
+        // acceptor gets a full backlog.
+        drop(acceptor);
+        let mut ended = Vec::new();
+        for _ in 0..2 {
+            let end = peer.read().await.unwrap();
+            assert!(!matches!(end.kind, Kind::Open { .. }), "{:?}", end.kind);
+            ended.push(end.session);
+        }
+        ended.sort();
+        assert_eq!(ended, [3, 7], "the sessions never accepted end");
+        let mut acceptor = node.serve(STREAM, Role::Server);
+        for session in [11, 13] {
+            peer.write(open(session)).await;
+            let answer = peer.read().await.unwrap();
+            assert_eq!(answer.session, session);
+            assert!(
+                matches!(answer.kind, Kind::Open { .. }),
+                "{:?}",
+                answer.kind
+            );
+        }
+        assert!(acceptor.accept_async().await.is_some());
+        drop(first);
+    })
+    .await;
+}
+
 /// The same from the side that opens: a peer that answers the open of an unbounded protocol
 /// with no window is incompatible.
 #[tokio::test]
