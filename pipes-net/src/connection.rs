@@ -146,14 +146,24 @@ struct Entry {
     chunked: Option<Chunked>,
 }
 
-/// Hands a whole message to `entry`'s session, unless it is past the credit window (then the
-/// window, to abort the session with). Called under the sessions' lock: a send to the inbox
-/// never waits, and this spares a clone of the inbox's sender per message.
+/// Hands a whole message to `entry`'s session, unless more are waiting there than its peer may
+/// have in flight (then that limit, to abort the session with). Called under the sessions'
+/// lock: a send to the inbox never waits, and this spares a clone of the inbox's sender per
+/// message.
 fn deliver(entry: &Entry, state: u32, msg: u32, payload: Bytes) -> Result<(), u32> {
-    let window = entry.slot.window;
-    if window > 0 && entry.slot.inflight.fetch_add(1, Ordering::AcqRel) >= window {
-        return Err(window);
+    let limit = entry.slot.limit;
+    let waiting = entry.slot.inflight.fetch_add(1, Ordering::AcqRel);
+    if waiting >= limit {
+        return Err(limit);
     }
+    // The payload is a slice of the block the reader read it into (8 to 64 KiB), and keeps all
+    // of it alive. A session that falls behind could have a whole window of tiny payloads keep
+    // a block each: past a few waiting, they get bytes of their own.
+    let payload = if waiting >= SHARED_WAITING && payload.len() < OWN_BELOW {
+        Bytes::copy_from_slice(&payload)
+    } else {
+        payload
+    };
     let _ = entry.events.send(Event::Msg {
         state,
         msg,
@@ -161,6 +171,14 @@ fn deliver(entry: &Entry, state: u32, msg: u32, payload: Bytes) -> Result<(), u3
     });
     Ok(())
 }
+
+/// How many messages may wait in a session's inbox as slices of the read buffer; later ones
+/// shorter than [`OWN_BELOW`] are copied out of it.
+const SHARED_WAITING: u32 = 8;
+
+/// Payloads at least this long are left in the read buffer: its blocks are at most 64 KiB
+/// (unless one frame is longer), so such a payload keeps at most twice its own size alive.
+const OWN_BELOW: usize = 32 << 10;
 
 /// A message frame, as [`Conn::message`] takes it.
 enum Piece {
@@ -193,8 +211,13 @@ struct Opening {
 pub(crate) struct Slot {
     /// The credit window this end grants the peer (0: no flow control).
     pub(crate) window: u32,
-    /// Messages received and not yet credited back.
+    /// Messages received and not yet credited back (for a bounded protocol, not yet taken
+    /// from the inbox).
     pub(crate) inflight: AtomicU32,
+    /// How many may be: the window, or for a bounded protocol, whose peer never needs credit
+    /// (each state holds one message at most), the config's window all the same, so that a
+    /// peer that ignores the protocol cannot fill this end's memory.
+    limit: u32,
     /// Whether sends need credit: the peer granted a window.
     pub(crate) limited: AtomicBool,
     /// The peer's window for this end's sends; closed when the session ends.
@@ -206,10 +229,15 @@ pub(crate) struct Slot {
 }
 
 impl Slot {
-    fn new(window: u32) -> Self {
+    fn new(window: u32, config: &Config) -> Self {
         Slot {
             window,
             inflight: AtomicU32::new(0),
+            limit: if window > 0 {
+                window
+            } else {
+                config.window.max(1)
+            },
             limited: AtomicBool::new(false),
             credit: Semaphore::new(0),
             peer_window: AtomicU32::new(0),
@@ -342,7 +370,7 @@ impl Conn {
         role: Role,
     ) -> Result<RawSession, ConnectError> {
         let window = protocol.window(&self.config);
-        let slot = Arc::new(Slot::new(window));
+        let slot = Arc::new(Slot::new(window, &self.config));
         let (events, inbox) = mpsc::unbounded_channel();
         let (answer, answered) = oneshot::channel();
         let id = {
@@ -601,12 +629,13 @@ impl Conn {
         }
     }
 
-    /// Aborts session `id`, whose peer sent past the credit `window`.
-    fn past_window(&self, id: u64, window: u32) {
+    /// Aborts session `id`, whose peer sent more than `limit` messages ahead of this end (see
+    /// [`Slot`]'s `limit`).
+    fn past_window(&self, id: u64, limit: u32) {
         self.abort_session(
             id,
             AbortCode::Violation,
-            format!("more messages in flight than the credit window of {window}"),
+            format!("more than {limit} messages in flight, the session's window"),
         );
     }
 
@@ -674,7 +703,7 @@ impl Conn {
             return Ok(());
         };
         let ours = serve.protocol.window(&self.config);
-        let slot = Arc::new(Slot::new(ours));
+        let slot = Arc::new(Slot::new(ours, &self.config));
         slot.grant(window);
         let (events, inbox) = mpsc::unbounded_channel();
         lock(&self.sessions).insert(

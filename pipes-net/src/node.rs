@@ -81,7 +81,10 @@ pub struct Config {
     /// that announces or sends a longer one violates the session. It bounds the memory a peer
     /// can make this end hold for one message in progress.
     pub max_message: usize,
-    /// The credit window of unbounded protocols' sessions, in messages (default 1024).
+    /// The credit window of unbounded protocols' sessions, in messages (default 1024). A
+    /// bounded protocol's peer needs no credit (its states hold a message each at most), but
+    /// may not have more than this many messages waiting here either: past it, the session is
+    /// aborted as a violation.
     pub window: u32,
     /// How many sessions one peer may have opened that no [`Acceptor`] has taken yet (default
     /// 1024). Past it, the peer's `Open`s are refused

@@ -315,6 +315,10 @@ impl RawSession {
     fn credit_one(&mut self) {
         let window = self.slot.window;
         if window == 0 {
+            // A bounded protocol's peer needs no credit: only the count of what waits here.
+            self.slot
+                .inflight
+                .fetch_sub(1, std::sync::atomic::Ordering::AcqRel);
             return;
         }
         self.uncredited += 1;

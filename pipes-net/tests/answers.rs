@@ -8,45 +8,16 @@
 
 mod common;
 
-use std::alloc::{GlobalAlloc, Layout, System};
 use std::sync::Arc;
-use std::sync::atomic::{AtomicIsize, AtomicU64, Ordering};
+use std::sync::atomic::{AtomicU64, Ordering};
 use std::time::Duration;
 
 use bytes::{Bytes, BytesMut};
+use common::counting::{Counting, live};
 use common::{RawPeer, quick, within};
 use pipes_net::frame::{AbortCode, Frame, Kind};
 use pipes_net::{Config, Role};
 use tokio::io::{AsyncRead, AsyncReadExt, AsyncWriteExt};
-
-struct Counting;
-
-/// Bytes allocated and not yet freed, by the whole process.
-static LIVE: AtomicIsize = AtomicIsize::new(0);
-
-// SAFETY: defers to the system allocator and only counts.
-unsafe impl GlobalAlloc for Counting {
-    unsafe fn alloc(&self, layout: Layout) -> *mut u8 {
-        LIVE.fetch_add(layout.size() as isize, Ordering::Relaxed);
-        // SAFETY: the caller's contract, passed on.
-        unsafe { System.alloc(layout) }
-    }
-
-    unsafe fn dealloc(&self, ptr: *mut u8, layout: Layout) {
-        LIVE.fetch_sub(layout.size() as isize, Ordering::Relaxed);
-        // SAFETY: the caller's contract, passed on.
-        unsafe { System.dealloc(ptr, layout) }
-    }
-
-    unsafe fn realloc(&self, ptr: *mut u8, layout: Layout, new_size: usize) -> *mut u8 {
-        LIVE.fetch_add(
-            new_size as isize - layout.size() as isize,
-            Ordering::Relaxed,
-        );
-        // SAFETY: the caller's contract, passed on.
-        unsafe { System.realloc(ptr, layout, new_size) }
-    }
-}
 
 #[global_allocator]
 static GLOBAL: Counting = Counting;
@@ -86,7 +57,7 @@ async fn a_peer_that_never_reads_its_answers_stops_being_read_and_the_backlog_st
         };
         let (_node, conn, peer) = RawPeer::attached(config).await;
         let (mut reading, mut writing) = tokio::io::split(peer.io);
-        let before = LIVE.load(Ordering::Relaxed);
+        let before = live();
         let n = 100_000u64;
         let written = Arc::new(AtomicU64::new(0));
         let writer = tokio::spawn({
@@ -101,7 +72,7 @@ async fn a_peer_that_never_reads_its_answers_stops_being_read_and_the_backlog_st
         });
         // The peer reads nothing for a while: the node stops reading it.
         tokio::time::sleep(Duration::from_millis(500)).await;
-        let grown = LIVE.load(Ordering::Relaxed) - before;
+        let grown = live() - before;
         let sent = written.load(Ordering::Relaxed);
         assert!(
             sent < n,

@@ -525,6 +525,67 @@ async fn messages_past_the_credit_window_are_a_violation() {
     .await;
 }
 
+/// A bounded protocol has no credit flow control (its states bound what is in flight), so a
+/// peer that ignores the protocol and sends on and on must not fill this end's memory: past
+/// the config's window of messages waiting, the session is a violation. Receiving makes room.
+/// (The inbox of a bounded protocol's session was unbounded.)
+#[tokio::test]
+async fn a_bounded_protocols_peer_may_not_send_more_than_the_window_ahead() {
+    within(10, async {
+        let config = Config {
+            window: 4,
+            ..quick()
+        };
+        let (node, _conn, mut peer) = RawPeer::attached(config).await;
+        let mut acceptor = node.serve(BANK, Role::Server);
+        peer.write(Frame::new(
+            1,
+            Kind::Open {
+                role: Role::Client,
+                window: 0,
+                name: BANK.name.into(),
+                fingerprint: Bytes::from_static(BANK.fingerprint),
+            },
+        ))
+        .await;
+        let mut session = acceptor.accept_async().await.unwrap();
+        assert!(matches!(peer.read().await.unwrap().kind, Kind::Open { .. }));
+        let message = |i: u8| Frame {
+            payload: Bytes::from(vec![i]),
+            ..Frame::new(1, Kind::Msg { state: 0, msg: 0 })
+        };
+        // Four waiting, then taken: room for four more.
+        for i in 0..4 {
+            peer.write(message(i)).await;
+        }
+        for i in 0..4 {
+            assert_eq!(
+                session.recv_async().await.unwrap().decode::<u8>().unwrap(),
+                i
+            );
+        }
+        for i in 4..9 {
+            peer.write(message(i)).await;
+        }
+        for i in 4..8 {
+            assert_eq!(
+                session.recv_async().await.unwrap().decode::<u8>().unwrap(),
+                i
+            );
+        }
+        let error = session.recv_async().await.unwrap_err();
+        assert!(matches!(error, SessionError::Violation(_)), "{error}");
+        match peer.read().await.unwrap().kind {
+            Kind::Abort { code, reason } => {
+                assert_eq!(code, AbortCode::Violation);
+                assert!(reason.contains("more than 4 messages"), "{reason}");
+            }
+            other => panic!("{other:?}"),
+        }
+    })
+    .await;
+}
+
 #[tokio::test]
 async fn a_malformed_frame_fails_the_connection_with_a_violation() {
     within(10, async {

@@ -4,6 +4,8 @@
 
 #![allow(dead_code)]
 
+pub mod counting;
+
 use std::io;
 use std::pin::Pin;
 use std::sync::Arc;
