@@ -34,7 +34,7 @@ use std::time::{Duration, Instant};
 
 use crate::error::{Cause, RecvError, RecvTimeoutError, TryRecvError};
 use crate::packet::{Packet, Receiving, StateName};
-use crate::panics::Panics;
+use crate::panics::{Panics, deferring};
 use crate::sync::{AtomicUsize, Ordering, fence};
 use crate::wait::{EMPTY, FULL, Settled, StateWord, TERMINATED, is_settled, wake};
 
@@ -236,9 +236,13 @@ impl<B: Slots> Session<B> {
 }
 
 impl<B: Slots> Drop for Session<B> {
+    /// Closes every slot, waking whoever waits on one, and lets go of the buffer; a waker that
+    /// panics holds up neither (see [`deferring`]).
     fn drop(&mut self) {
-        self.slots().close();
-        self.release();
+        deferring(|| {
+            self.slots().close();
+            self.release();
+        });
     }
 }
 
@@ -300,11 +304,17 @@ impl<T, B: Slots> SendSlot<T, B> {
 
 impl<T, B: Slots> Drop for SendSlot<T, B> {
     fn drop(&mut self) {
-        // SAFETY: the share keeps the slot alive, and we are its sender for this use, not yet
-        // done with it.
-        unsafe { Packet::close_sender(NonNull::from(&self.slot.as_ref().packet), Cause::Closed) };
-        // SAFETY: dropped once, here.
-        unsafe { ManuallyDrop::drop(&mut self.session) };
+        // The close wakes the receiver: a waker that panics must not keep the share (see
+        // `deferring`).
+        deferring(|| {
+            // SAFETY: the share keeps the slot alive, and we are its sender for this use, not
+            // yet done with it.
+            unsafe {
+                Packet::close_sender(NonNull::from(&self.slot.as_ref().packet), Cause::Closed)
+            };
+            // SAFETY: dropped once, here.
+            unsafe { ManuallyDrop::drop(&mut self.session) };
+        });
     }
 }
 
@@ -403,19 +413,24 @@ impl<T, B: Slots> Drop for RecvSlot<T, B> {
     /// the share is let go, so a `Drop` that panics can neither keep the buffer alive nor stop
     /// the share from closing the session.
     fn drop(&mut self) {
-        // SAFETY: the share keeps the slot alive, and we are its receiver for this use, not yet
-        // done with it.
-        let word = unsafe { Packet::close_receiver(NonNull::from(self.packet())) };
-        // SAFETY: `FULL` was swapped out (with Acquire) by us, the receiver, so the message is
-        // ours; the slot is left `TERMINATED` over a moved-out payload, which nothing reads.
-        let message = (word == FULL).then(|| unsafe { self.packet().take() });
-        // SAFETY: taken once, here; `self` is not used again.
-        let session = unsafe { ManuallyDrop::take(&mut self.session) };
-        // Letting go of the share may free the buffer, dropping other slots' messages.
-        let mut panics = Panics::default();
-        panics.catch(|| drop(session));
-        panics.catch(|| drop(message));
-        panics.resume();
+        // The close may wake the sender: a waker that panics must not keep the share or the
+        // message (see `deferring`).
+        deferring(|| {
+            // SAFETY: the share keeps the slot alive, and we are its receiver for this use,
+            // not yet done with it.
+            let word = unsafe { Packet::close_receiver(NonNull::from(self.packet())) };
+            // SAFETY: `FULL` was swapped out (with Acquire) by us, the receiver, so the message
+            // is ours; the slot is left `TERMINATED` over a moved-out payload, which nothing
+            // reads.
+            let message = (word == FULL).then(|| unsafe { self.packet().take() });
+            // SAFETY: taken once, here; `self` is not used again.
+            let session = unsafe { ManuallyDrop::take(&mut self.session) };
+            // Letting go of the share may free the buffer, dropping other slots' messages.
+            let mut panics = Panics::default();
+            panics.catch(|| drop(session));
+            panics.catch(|| drop(message));
+            panics.resume();
+        });
     }
 }
 

@@ -43,7 +43,7 @@ use crossbeam_utils::CachePadded;
 use crate::drop_queue::{self, DropQueue};
 use crate::error::Cause;
 use crate::mpsc::SharedQueue;
-use crate::panics::Panics;
+use crate::panics::{Panics, deferring};
 use crate::spin::Chase;
 use crate::sync::{Arc, AtomicPtr, AtomicUsize, Ordering, UnsafeCell};
 use crate::take::Take;
@@ -505,7 +505,16 @@ impl<T> LaneTx<T> {
 }
 
 impl<T> Drop for LaneTx<T> {
+    /// Hangs up, waking the receiver, and lets go of the lane; a waker that panics holds up
+    /// neither (see [`deferring`]).
     fn drop(&mut self) {
+        deferring(|| self.hang_up());
+    }
+}
+
+impl<T> LaneTx<T> {
+    /// [`LaneTx`]'s drop.
+    fn hang_up(&mut self) {
         // SAFETY: only this end touches `tx`.
         let (closed, tail) = self
             .lane()
@@ -772,6 +781,17 @@ impl<T> Drop for LaneRx<T> {
 /// As [`drop_queue::Dispose`] asks: `lane` is a `Lane<T>` whose receiving end is gone without
 /// closing it.
 unsafe fn close_receiver<T>(lane: NonNull<()>, queue: Option<&DropQueue>) {
+    // The close wakes the sender's waiters: a waker that panics must not keep the backlog or
+    // the lane.
+    // SAFETY: as the caller guarantees.
+    deferring(|| unsafe { close_receiver_now::<T>(lane, queue) });
+}
+
+/// [`close_receiver`], its panics not held back.
+///
+/// # Safety
+/// As for [`close_receiver`].
+unsafe fn close_receiver_now<T>(lane: NonNull<()>, queue: Option<&DropQueue>) {
     let lane = lane.cast::<Lane<T>>();
     // SAFETY: the receiving end's hold on the lane is ours until `release`.
     let shared = unsafe { lane.as_ref() };

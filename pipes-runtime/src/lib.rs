@@ -101,6 +101,12 @@
 //!   Session buffers catch and resume the same way. A stream `Port`'s drop closes its lane
 //!   first and then drops exactly the messages sent before, in a loop; ports inside those
 //!   messages are queued like any endpoint.
+//! - A task's `Waker` is user code, and may panic. Its panic goes on to whoever woke it (a
+//!   send, a receive's report, a drop), as with tokio's channels, but never before the other
+//!   waiters in a chain are woken (`waiter.rs`), and never midway through a drop path: closing
+//!   a session's slots, hanging up a lane, closing a shared chan's queue finish their work
+//!   first (`panics::deferring`), so a panicking waker leaks nothing. A waker is cloned before
+//!   a watch takes other tasks' waiters out of a word, so a `clone` that panics loses none.
 
 mod alloc;
 mod arm;

@@ -26,6 +26,7 @@ use std::time::Instant;
 
 use crossbeam_utils::CachePadded;
 
+use crate::panics::deferring;
 use crate::queue::{Pop, Queue};
 use crate::spin::spin_until;
 use crate::sync::{Arc, AtomicUsize, Ordering, UnsafeCell, park};
@@ -374,15 +375,18 @@ impl<T> SharedQueue<T> {
     /// # Safety
     /// The caller is the port, last thing.
     pub(crate) unsafe fn close(&self) {
-        let found = self.signal.0.swap(QUIET, Ordering::AcqRel);
-        if is_waiter(found) {
-            // SAFETY: a waiter word (a forgotten future's watch), just swapped out by us.
-            unsafe { wake(found) };
-        }
-        // SAFETY: as the caller guarantees.
-        let stash = unsafe { self.consumer(|consumer| consumer.stash.take()) };
-        // SAFETY: as the caller guarantees: no consumer method runs after this.
-        unsafe { self.queue.close() };
-        drop(stash);
+        // A waker that panics must not keep the queue open (see `deferring`).
+        deferring(|| {
+            let found = self.signal.0.swap(QUIET, Ordering::AcqRel);
+            if is_waiter(found) {
+                // SAFETY: a waiter word (a forgotten future's watch), just swapped out by us.
+                unsafe { wake(found) };
+            }
+            // SAFETY: as the caller guarantees.
+            let stash = unsafe { self.consumer(|consumer| consumer.stash.take()) };
+            // SAFETY: as the caller guarantees: no consumer method runs after this.
+            unsafe { self.queue.close() };
+            drop(stash);
+        });
     }
 }

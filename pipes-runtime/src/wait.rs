@@ -234,9 +234,9 @@ impl StateWord {
     /// registration, kept between polls; a re-poll with the same waker while it is on top of
     /// the word is two loads.
     ///
-    /// Other watchers found in the word are kept: a task's waiter that wakes this task already
-    /// is put back as it is; other tasks' waiters are carried by ours (see `waiter.rs`), so two
-    /// tasks watching one word never displace each other back and forth.
+    /// Other watchers found in the word are kept: they are carried by ours (see `waiter.rs`),
+    /// so two tasks watching one word never displace each other back and forth, and two
+    /// futures of one task each keep a registration of their own.
     pub(crate) fn watch(
         &self,
         idle: usize,
@@ -258,6 +258,10 @@ impl StateWord {
             {
                 return Poll::Pending;
             }
+            // The waiter that is to carry what we find, made first: it clones the waker, user
+            // code that may panic, which must not happen while others' waiters are out of the
+            // word and held only by us.
+            let fresh = Waiter::task(waker);
             // Take the waiters out to look at them: whoever owns a waiter's word reference may
             // read the chain below it. While the word is `idle` a sender that settles it wakes
             // nobody, so if putting back fails below, we wake what we hold.
@@ -268,32 +272,47 @@ impl StateWord {
                     .compare_exchange(found, idle, Ordering::Acquire, Ordering::Relaxed)
                     .is_err()
                 {
+                    Waiter::recycle(fresh);
                     continue;
                 }
                 // SAFETY: a waiter word, exchanged out by us.
                 taken = Some(unsafe { Waiter::from_word(found) });
             }
-            // Our own registration on top is replaced, not carried.
-            if let (Some(top), Some(waiter)) = (&taken, &*mine)
-                && Arc::ptr_eq(top, waiter)
+            // Our own registration, if it is in the chain: with this waker it stands (another
+            // task's watch carries it); with an older waker it is taken out and replaced, so
+            // that a task whose waker changes on every poll does not grow the chain. (Not any
+            // waiter of this task will do: another future of the task, one select among two
+            // joined, may take its own back and leave us unwatched.)
+            let mut stands = false;
+            if let (Some(chain), Some(waiter)) = (&taken, &*mine)
+                && chain.holds(waiter)
             {
-                taken = top.take_below();
-                if let Some(waiter) = mine.take() {
-                    Waiter::recycle(waiter);
+                if waiter.is_task_of(waker) {
+                    stands = true;
+                } else {
+                    let chain = taken.take().expect("matched above");
+                    taken = Waiter::without(chain, waiter);
+                    if let Some(waiter) = mine.take() {
+                        Waiter::recycle(waiter);
+                    }
                 }
             }
             let (put, ours) = match taken {
-                Some(chain) if chain.wakes(waker) => (chain, false),
+                Some(chain) if stands => {
+                    Waiter::recycle(fresh);
+                    (chain, false)
+                }
                 Some(chain) if matches!(*chain, Waiter::Task { .. }) => {
-                    (Waiter::carrying(waker, Waiter::into_word(chain)), true)
+                    fresh.carry(Waiter::into_word(chain));
+                    (fresh, true)
                 }
                 // A thread or a port set does not wait on a word that a task watches (they are
                 // on one thread); a stale one is woken to look again.
                 Some(other) => {
                     Waiter::wake(other);
-                    (Waiter::task(waker), true)
+                    (fresh, true)
                 }
-                None => (Waiter::task(waker), true),
+                None => (fresh, true),
             };
             if ours && let Some(old) = mine.replace(Arc::clone(&put)) {
                 Waiter::recycle(old);

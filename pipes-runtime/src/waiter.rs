@@ -21,6 +21,7 @@
 //! the task's waiter wakes everything below it too. So one word holds a chain of task waiters,
 //! one per distinct task, and a send still takes the whole chain with its one swap.
 
+use std::ptr;
 use std::task::Waker;
 
 use crate::panics::Panics;
@@ -87,16 +88,50 @@ impl Waiter {
             old.clone_from(waker);
             return waiter;
         }
-        Self::carrying(waker, NONE)
-    }
-
-    /// A fresh task waiter holding `waker` and carrying `below` (a waiter word whose reference
-    /// the caller hands over, or [`NONE`]).
-    pub(crate) fn carrying(waker: &Waker, below: usize) -> Arc<Waiter> {
         Arc::new(Waiter::Task {
             waker: waker.clone(),
-            below: AtomicUsize::new(below),
+            below: AtomicUsize::new(NONE),
         })
+    }
+
+    /// Makes a fresh task waiter, in no word yet and carrying nothing, carry `below` (a waiter
+    /// word whose reference the caller hands over).
+    pub(crate) fn carry(&self, below: usize) {
+        if let Waiter::Task { below: own, .. } = self {
+            debug_assert_eq!(own.load(Ordering::Relaxed), NONE);
+            own.store(below, Ordering::Relaxed);
+        }
+    }
+
+    /// The chain `top` heads, without `other` (which it holds, see [`Waiter::holds`]): the
+    /// chain's reference to `other` is dropped, and what `other` carried takes its place. The
+    /// caller owns `top`'s word reference.
+    pub(crate) fn without(top: Arc<Waiter>, other: &Arc<Waiter>) -> Option<Arc<Waiter>> {
+        if Arc::ptr_eq(&top, other) {
+            return top.take_below();
+        }
+        let mut waiter: &Waiter = &top;
+        while let Waiter::Task { below, .. } = waiter {
+            let word = below.load(Ordering::Relaxed);
+            if word == NONE {
+                break;
+            }
+            if word == Arc::as_ptr(other) as usize {
+                // Link past `other`, to what it carried.
+                below.store(
+                    other.take_below().map_or(NONE, Waiter::into_word),
+                    Ordering::Relaxed,
+                );
+                // SAFETY: `below` held one reference to `other`; the store above let go of the
+                // link, so that reference is ours to drop.
+                drop(unsafe { Waiter::from_word(word) });
+                break;
+            }
+            // SAFETY: as in `holds`: the chain below a waiter whose word reference the caller
+            // owns stays alive while the caller holds it.
+            waiter = unsafe { &*(word as *const Waiter) };
+        }
+        Some(top)
     }
 
     /// Takes the waiter a task waiter carries, with its reference. Only whoever owns this
@@ -118,17 +153,17 @@ impl Waiter {
         matches!(self, Waiter::Task { waker: own, .. } if own.will_wake(waker))
     }
 
-    /// Whether waking this waiter, or one it carries, wakes the task of `waker`. The caller
-    /// owns this waiter's word reference, so the chain below it stays put while it looks.
-    pub(crate) fn wakes(&self, waker: &Waker) -> bool {
+    /// Whether `other` is this waiter or one it carries. The caller owns this waiter's word
+    /// reference, so the chain below it stays put while it looks.
+    pub(crate) fn holds(&self, other: &Arc<Waiter>) -> bool {
         let mut waiter = self;
         loop {
-            let Waiter::Task { waker: own, below } = waiter else {
-                return false;
-            };
-            if own.will_wake(waker) {
+            if ptr::eq(waiter, Arc::as_ptr(other)) {
                 return true;
             }
+            let Waiter::Task { below, .. } = waiter else {
+                return false;
+            };
             match below.load(Ordering::Relaxed) {
                 NONE => return false,
                 // SAFETY: the chain below a waiter whose word reference the caller owns is

@@ -951,6 +951,37 @@ fn the_carrier_of_a_watch_drops_racing_the_send_and_the_carried_one_is_still_wok
     a_carried_watch_is_woken(true);
 }
 
+/// Two futures of one task (one waker: say two selects joined) watch a port, and the first is
+/// given up racing the send: the second must still be woken, since each keeps a registration
+/// of its own. (The second used to rely on the first's waiter, which wakes the same task, and
+/// its drop took that out of the word: a hang.)
+#[test]
+fn two_watches_of_one_task_and_the_first_dropped_racing_the_send() {
+    loom::model(|| {
+        let (port, chan) = stream::<u8>();
+        let (done, done_chan) = oneshot::<()>();
+        let sender = thread::spawn(move || {
+            chan.send(1).unwrap();
+            done_chan.send(()).unwrap();
+        });
+        let endpoints: [&dyn Selectable; 1] = [&port];
+        let waker = thread_waker();
+        let mut first = selecti_async(&endpoints);
+        let mut second = selecti_async(&endpoints);
+        let pending = poll_once_with(&mut first, &waker).is_pending()
+            && poll_once_with(&mut second, &waker).is_pending();
+        drop(first);
+        if pending {
+            assert_eq!(wait_woken(&mut second, &waker), 0);
+        }
+        drop(second);
+        assert_eq!(port.recv().unwrap(), 1);
+        // As in `a_carried_watch_is_woken`: a stray unpark must not reach `join`.
+        done.recv().unwrap();
+        sender.join().unwrap();
+    });
+}
+
 #[test]
 fn a_select_future_moved_to_another_waker_while_the_send_races() {
     loom::model(|| {

@@ -1,0 +1,172 @@
+//! Wakers that panic, met where the runtime must finish what it does regardless. Found by an
+//! adversarial review (review 3):
+//! - in a drop path (an endpoint's drop closing a session's slots, a lane's hang-up), the
+//!   panic came out of the wake midway and skipped the rest: the buffer, its unreceived
+//!   messages, or the lane were leaked. Drop paths now hold panics back until they are done
+//!   (`panics::deferring`);
+//! - a waker whose `clone` panics, watching a word another task watches, lost that task's
+//!   registration (a hang) and leaked it: the clone now happens before anything is taken out
+//!   of the word.
+//!
+//! These run under Miri in CI, whose leak check covers the lane case.
+
+mod common;
+
+use std::future::Future;
+use std::panic::{self, AssertUnwindSafe};
+use std::pin::Pin;
+use std::sync::Arc;
+use std::sync::atomic::{AtomicUsize, Ordering};
+use std::task::{Context, Poll, RawWaker, RawWakerVTable, Wake, Waker};
+
+use common::bombs::quiet_bombs;
+use common::task::{counting, wakes};
+use pipes_runtime::oneshot;
+use pipes_runtime::select::{Selectable, selecti_async};
+
+pipes_runtime::proto! {
+    /// The client sends twice before the server has received anything: two slots full at once.
+    #[allow(dead_code)]
+    twice {
+        First: send { First(Counted) -> Second }
+        Second: send { Second(Counted) -> Reply }
+        Reply: recv { Done -> ! }
+    }
+}
+
+/// A payload counting its drops.
+pub struct Counted(Arc<AtomicUsize>);
+impl Drop for Counted {
+    fn drop(&mut self) {
+        self.0.fetch_add(1, Ordering::SeqCst);
+    }
+}
+
+/// A waker whose wake panics ("bomb ..." so the test output stays quiet).
+struct Panicking;
+impl Wake for Panicking {
+    fn wake(self: Arc<Self>) {
+        panic!("bomb waker");
+    }
+    fn wake_by_ref(self: &Arc<Self>) {
+        panic!("bomb waker");
+    }
+}
+
+/// The server drops its endpoint while the client's task (whose waker panics) waits for
+/// `Reply`, and a message (`Second`) is still unreceived in its slot. The server's drop closes
+/// the slots in order; closing `Reply` wakes the panicking waker. The panic must not skip the
+/// release of the server's share: the buffer is freed and `Second`'s payload dropped once the
+/// client is gone too.
+#[test]
+fn a_session_drop_that_wakes_a_panicking_waker_still_frees_the_buffer_and_its_messages() {
+    quiet_bombs();
+    let drops = Arc::new(AtomicUsize::new(0));
+    let (server, client) = twice::init();
+    let second = client.first(Counted(drops.clone())).ok().unwrap();
+    let reply = second.second(Counted(drops.clone())).ok().unwrap();
+    let mut future = reply.recv_async();
+    let panicking = Waker::from(Arc::new(Panicking));
+    assert!(
+        Pin::new(&mut future)
+            .poll(&mut Context::from_waker(&panicking))
+            .is_pending()
+    );
+    // The server drops its endpoint for `First` without receiving: `First` is dropped with
+    // it, `Second` is still in its slot.
+    let dropped = panic::catch_unwind(AssertUnwindSafe(|| drop(server)));
+    assert_eq!(drops.load(Ordering::SeqCst), 1);
+    // The panic of the waker reaches the drop's caller: fine, that is documented.
+    assert!(dropped.is_err());
+    // The client learns the session is over.
+    match Pin::new(&mut future).poll(&mut Context::from_waker(Waker::noop())) {
+        Poll::Ready(result) => assert!(result.is_err()),
+        Poll::Pending => panic!("the client still waits after the server's drop"),
+    }
+    drop(future);
+    // Every message must have been dropped exactly once by now: `Second`'s was unreceived,
+    // and both shares are gone.
+    assert_eq!(
+        drops.load(Ordering::SeqCst),
+        2,
+        "the unreceived `Second` payload was leaked with the session buffer"
+    );
+}
+
+pipes_runtime::proto! {
+    /// Unbounded: two lanes.
+    #[allow(dead_code)]
+    numbers {
+        Stream: send { Number(u64) -> Stream, End -> ! }
+    }
+}
+
+/// The same through lanes: the client drops its endpoint while the server's task (whose
+/// waker panics) waits. `LaneTx::drop` wakes it after its hang-up swap, and must still
+/// `release` the lane. Natively this shows only that the session ends for the server; Miri's
+/// leak check (in CI) shows the lane is freed.
+#[test]
+fn a_lane_hang_up_that_wakes_a_panicking_waker_still_frees_the_lane() {
+    quiet_bombs();
+    let (server, client) = numbers::init();
+    let mut future = server.recv_async();
+    let panicking = Waker::from(Arc::new(Panicking));
+    assert!(
+        Pin::new(&mut future)
+            .poll(&mut Context::from_waker(&panicking))
+            .is_pending()
+    );
+    assert!(panic::catch_unwind(AssertUnwindSafe(|| drop(client))).is_err());
+    match Pin::new(&mut future).poll(&mut Context::from_waker(Waker::noop())) {
+        Poll::Ready(result) => assert!(result.is_err()),
+        Poll::Pending => panic!("the server still waits after the client's drop"),
+    }
+}
+
+fn panicking_clone(_: *const ()) -> RawWaker {
+    panic!("bomb clone")
+}
+fn nothing(_: *const ()) {}
+static VTABLE: RawWakerVTable = RawWakerVTable::new(panicking_clone, nothing, nothing, nothing);
+
+/// A waker whose `clone` panics (a `Waker` is user code: the runtime must not lose others'
+/// registrations because of it).
+fn clone_panics() -> Waker {
+    // SAFETY: the vtable's functions ignore the data pointer and uphold nothing else.
+    unsafe { Waker::from_raw(RawWaker::new(std::ptr::null(), &VTABLE)) }
+}
+
+#[test]
+fn a_waker_whose_clone_panics_keeps_the_other_tasks_registration() {
+    quiet_bombs();
+    let (port, chan) = oneshot::<u32>();
+    let list: [&dyn Selectable; 1] = [&port];
+    // Task 1 watches the port.
+    let (count, waker) = counting();
+    let mut first = selecti_async(&list[..]);
+    assert!(
+        Pin::new(&mut first)
+            .poll(&mut Context::from_waker(&waker))
+            .is_pending()
+    );
+    // Task 2 watches the same port, with a waker whose clone panics.
+    let bad = clone_panics();
+    let mut second = selecti_async(&list[..]);
+    let polled = panic::catch_unwind(AssertUnwindSafe(|| {
+        let _ = Pin::new(&mut second).poll(&mut Context::from_waker(&bad));
+    }));
+    assert!(
+        polled.is_err(),
+        "the clone's panic reaches the poll's caller"
+    );
+    drop(second);
+    // The send must wake task 1, which is still waiting.
+    chan.send(7).unwrap();
+    assert_eq!(
+        wakes(&count),
+        1,
+        "task 1's registration was lost: its task is never woken (a hang)"
+    );
+    drop(first);
+    assert_eq!(port.recv().unwrap(), 7);
+}
