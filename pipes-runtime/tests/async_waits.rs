@@ -11,11 +11,11 @@ use std::panic::{self, AssertUnwindSafe};
 use std::pin::Pin;
 use std::sync::Arc;
 use std::sync::atomic::{AtomicUsize, Ordering};
-use std::task::{Context, Poll, Wake, Waker};
+use std::task::{Context, Poll};
 use std::thread;
 use std::time::{Duration, Instant};
 
-use common::bombs::quiet_bombs;
+use common::bombs::{panicking_waker, quiet_bombs};
 use common::task::{block_on, counting, poll_once, wakes};
 use common::{SETTLE, forget};
 use pipes_runtime::__private::{Backlog, RoomFuture, wait_room};
@@ -328,16 +328,6 @@ fn two_waits_of_one_task_on_one_endpoint_each_keep_a_registration() {
     );
 }
 
-struct Panicking;
-impl Wake for Panicking {
-    fn wake(self: Arc<Self>) {
-        panic!("bomb wake");
-    }
-    fn wake_by_ref(self: &Arc<Self>) {
-        panic!("bomb wake");
-    }
-}
-
 /// A waker's panic goes on to whoever woke it, as with tokio's channels: here a receive that
 /// reports its take to a sender waiting for room (`pipes-net`'s pump) in a task whose waker
 /// panics. The message that receive had in hand is dropped once in the unwind, never leaked
@@ -350,7 +340,7 @@ fn a_receive_that_wakes_a_panicking_waker_panics_and_drops_its_message_once() {
     server.report(1);
     let client = client.number(Counted(42, drops.clone())).unwrap();
     let mut room = RoomFuture::new(client);
-    let bad = Waker::from(Arc::new(Panicking));
+    let bad = panicking_waker();
     assert!(poll_once(&mut room, &bad).is_pending());
     // The receiver's receive: the message is taken, then the report wakes the sender's task.
     let received = panic::catch_unwind(AssertUnwindSafe(|| server.recv()));

@@ -17,9 +17,9 @@ use std::panic::{self, AssertUnwindSafe};
 use std::pin::Pin;
 use std::sync::Arc;
 use std::sync::atomic::{AtomicUsize, Ordering};
-use std::task::{Context, Poll, RawWaker, RawWakerVTable, Wake, Waker};
+use std::task::{Context, Poll, RawWaker, RawWakerVTable, Waker};
 
-use common::bombs::quiet_bombs;
+use common::bombs::{panicking_waker, quiet_bombs};
 use common::task::{counting, wakes};
 use pipes_runtime::oneshot;
 use pipes_runtime::select::{Selectable, selecti_async};
@@ -42,17 +42,6 @@ impl Drop for Counted {
     }
 }
 
-/// A waker whose wake panics ("bomb ..." so the test output stays quiet).
-struct Panicking;
-impl Wake for Panicking {
-    fn wake(self: Arc<Self>) {
-        panic!("bomb waker");
-    }
-    fn wake_by_ref(self: &Arc<Self>) {
-        panic!("bomb waker");
-    }
-}
-
 /// The server drops its endpoint while the client's task (whose waker panics) waits for
 /// `Reply`, and a message (`Second`) is still unreceived in its slot. The server's drop closes
 /// the slots in order; closing `Reply` wakes the panicking waker. The panic must not skip the
@@ -66,7 +55,7 @@ fn a_session_drop_that_wakes_a_panicking_waker_still_frees_the_buffer_and_its_me
     let second = client.first(Counted(drops.clone())).ok().unwrap();
     let reply = second.second(Counted(drops.clone())).ok().unwrap();
     let mut future = reply.recv_async();
-    let panicking = Waker::from(Arc::new(Panicking));
+    let panicking = panicking_waker();
     assert!(
         Pin::new(&mut future)
             .poll(&mut Context::from_waker(&panicking))
@@ -110,7 +99,7 @@ fn a_lane_hang_up_that_wakes_a_panicking_waker_still_frees_the_lane() {
     quiet_bombs();
     let (server, client) = numbers::init();
     let mut future = server.recv_async();
-    let panicking = Waker::from(Arc::new(Panicking));
+    let panicking = panicking_waker();
     assert!(
         Pin::new(&mut future)
             .poll(&mut Context::from_waker(&panicking))

@@ -1,8 +1,25 @@
-//! Payloads whose `Drop` panics on purpose: reading a caught panic, and keeping those panics
-//! out of the test output.
+//! Payloads whose `Drop` panics on purpose, and wakers whose wake does: reading a caught
+//! panic, and keeping those panics out of the test output.
 
 use std::any::Any;
 use std::panic;
+use std::sync::Arc;
+use std::task::{Wake, Waker};
+
+/// A waker whose wake panics ("bomb waker", quiet under [`quiet_bombs`]): a `Waker` is user
+/// code, and the runtime must survive one that panics.
+pub fn panicking_waker() -> Waker {
+    struct Panicking;
+    impl Wake for Panicking {
+        fn wake(self: Arc<Self>) {
+            panic!("bomb waker");
+        }
+        fn wake_by_ref(self: &Arc<Self>) {
+            panic!("bomb waker");
+        }
+    }
+    Waker::from(Arc::new(Panicking))
+}
 
 /// The message of a panic caught by `catch_unwind`.
 pub fn panic_message(payload: &(dyn Any + Send)) -> String {
