@@ -7,6 +7,11 @@
 //! awaits `selecti_async` instead, over `&mut` borrows of the endpoints (so its future is
 //! `Send` when they are), and has no timeout arm. The arms are a plain `match` on the state's enum,
 //! so a forgotten message is rustc's own non-exhaustive-patterns error, at the endpoint.
+//!
+//! An endpoint written as a place (a variable, a field, a reference to one) is waited on and
+//! then received from where it is, so the ones not chosen stay with the caller. Any other
+//! expression (`ports.remove(0)`) is evaluated once, first, into a hidden local: waiting on
+//! one evaluation and receiving from another would take a different endpoint.
 
 use proc_macro2::{Ident, Span, TokenStream};
 use quote::{quote, quote_spanned};
@@ -172,29 +177,59 @@ impl Parse for Arm {
     }
 }
 
+/// Whether evaluating `expr` again gives the same endpoint and does nothing else: a place, or
+/// a reference to one.
+fn is_place(expr: &Expr) -> bool {
+    match expr {
+        Expr::Path(_) => true,
+        Expr::Field(field) => is_place(&field.base),
+        Expr::Paren(paren) => is_place(&paren.expr),
+        Expr::Reference(reference) => is_place(&reference.expr),
+        Expr::Unary(unary) => matches!(unary.op, syn::UnOp::Deref(_)) && is_place(&unary.expr),
+        Expr::Index(index) => {
+            is_place(&index.expr) && matches!(*index.index, Expr::Lit(_) | Expr::Path(_))
+        }
+        _ => false,
+    }
+}
+
 impl Select {
     pub(crate) fn expand(&self) -> TokenStream {
         let rt = &self.runtime;
         // Mixed-site names cannot capture or shadow the user's variables in arm bodies.
         let message = Ident::new("message", Span::mixed_site());
         let closed_error = Ident::new("closed", Span::mixed_site());
-        let refs = self.endpoints.iter().map(|endpoint| {
-            let expr = &endpoint.expr;
-            quote_spanned!(expr.span()=> &#expr as &dyn #rt::select::Selectable)
-        });
+        // Each endpoint as the expansion names it: the user's place, or a hidden local that
+        // holds the one evaluation of any other expression.
+        let mut locals = Vec::new();
+        let places: Vec<TokenStream> = self
+            .endpoints
+            .iter()
+            .enumerate()
+            .map(|(index, endpoint)| {
+                let expr = &endpoint.expr;
+                if is_place(expr) {
+                    return quote!(#expr);
+                }
+                let local = Ident::new(&format!("endpoint{index}"), Span::mixed_site());
+                locals.push(quote_spanned! {expr.span()=>
+                    #[allow(unused_mut)]
+                    let mut #local = #expr;
+                });
+                quote_spanned!(expr.span()=> #local)
+            })
+            .collect();
+        let refs = places
+            .iter()
+            .map(|place| quote_spanned!(place.span()=> &#place as &dyn #rt::select::Selectable));
         // The async wait borrows each endpoint exclusively, in a list that keeps every
         // endpoint's type, `(&mut a, (&mut b, ()))`: the future is then `Send` exactly when
         // the endpoints are (a shared borrow of an endpoint never is), so it runs in a task of
         // a multi-threaded executor. Each borrow checks its endpoint at the user's token.
-        let list = self
-            .endpoints
-            .iter()
-            .rev()
-            .fold(quote!(()), |rest, endpoint| {
-                let expr = &endpoint.expr;
-                let borrow = quote_spanned!(expr.span()=> #rt::__private::selectable(&mut #expr));
-                quote!((#borrow, #rest))
-            });
+        let list = places.iter().rev().fold(quote!(()), |rest, place| {
+            let borrow = quote_spanned!(place.span()=> #rt::__private::selectable(&mut #place));
+            quote!((#borrow, #rest))
+        });
         let ready = match &self.timeout {
             None if self.asynchronous => {
                 quote!(::core::option::Option::Some(#rt::select::selecti_async(#list).await))
@@ -202,43 +237,53 @@ impl Select {
             None => quote!(::core::option::Option::Some(#rt::select::selecti(&[#(#refs),*]))),
             Some((duration, _)) => quote!(#rt::select::selecti_timeout(&[#(#refs),*], #duration)),
         };
-        let branches = self.endpoints.iter().enumerate().map(|(index, endpoint)| {
-            let expr = &endpoint.expr;
-            let arms = endpoint.arms.iter().map(Arm::expand);
-            let closed = match &endpoint.closed {
-                Some(body) => quote!(::core::result::Result::Err(_) => #body),
-                None => quote! {
-                    ::core::result::Result::Err(#closed_error) => {
-                        ::core::panic!("select!: {}", #closed_error)
+        let branches =
+            self.endpoints
+                .iter()
+                .zip(&places)
+                .enumerate()
+                .map(|(index, (endpoint, place))| {
+                    let expr = &endpoint.expr;
+                    let arms = endpoint.arms.iter().map(Arm::expand);
+                    let closed = match &endpoint.closed {
+                        Some(body) => quote!(::core::result::Result::Err(_) => #body),
+                        None => quote! {
+                            ::core::result::Result::Err(#closed_error) => {
+                                ::core::panic!("select!: {}", #closed_error)
+                            }
+                        },
+                    };
+                    let checks = endpoint.arms.iter().map(|arm| arm.check(rt, &message));
+                    let message_match = quote_spanned! {expr.span()=>
+                        {
+                            #(#checks)*
+                            match #message {
+                                #(#arms)*
+                            }
+                        }
+                    };
+                    quote! {
+                        ::core::option::Option::Some(#index) => match #rt::Recv::recv(#place) {
+                            ::core::result::Result::Ok(#message) => #message_match,
+                            #closed
+                        },
                     }
-                },
-            };
-            let checks = endpoint.arms.iter().map(|arm| arm.check(rt, &message));
-            let message_match = quote_spanned! {expr.span()=>
-                {
-                    #(#checks)*
-                    match #message {
-                        #(#arms)*
-                    }
-                }
-            };
-            quote! {
-                ::core::option::Option::Some(#index) => match #rt::Recv::recv(#expr) {
-                    ::core::result::Result::Ok(#message) => #message_match,
-                    #closed
-                },
-            }
-        });
+                });
         let timeout = match &self.timeout {
             Some((_, body)) => quote!(::core::option::Option::None => #body,),
             None => quote!(),
         };
-        quote! {
+        let matched = quote! {
             match #ready {
                 #(#branches)*
                 #timeout
                 _ => ::core::unreachable!("select!: no such endpoint"),
             }
+        };
+        if locals.is_empty() {
+            matched
+        } else {
+            quote!({ #(#locals)* #matched })
         }
     }
 }
