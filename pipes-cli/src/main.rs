@@ -5,7 +5,9 @@
 //! Arguments are parsed by hand: four subcommands and three options do not need a parser
 //! crate, and the tool stays free of dependencies beyond proto-dsl.
 
+use std::ffi::{OsStr, OsString};
 use std::io::{Read as _, Write as _};
+use std::path::Path;
 use std::process::ExitCode;
 
 const USAGE: &str = "\
@@ -51,18 +53,26 @@ enum Format {
 enum Request {
     Help,
     Version,
-    Run { command: Command, file: String },
+    Run { command: Command, file: OsString },
 }
 
 /// Parses the arguments after the program name; the error is a one-line usage message.
-fn parse_args(args: impl IntoIterator<Item = String>) -> Result<Request, String> {
+fn parse_args(args: impl IntoIterator<Item = OsString>) -> Result<Request, String> {
     let mut args = args.into_iter();
     let mut subcommand = None;
     let mut file = None;
     let mut runtime = None;
     let mut format = None;
     let mut diagram = false;
-    while let Some(arg) = args.next() {
+    while let Some(raw) = args.next() {
+        let Some(arg) = raw.to_str().map(str::to_string) else {
+            // Only a file name may be other than UTF-8 (a Unix path is bytes).
+            if subcommand.is_some() && file.is_none() {
+                file = Some(raw);
+                continue;
+            }
+            return Err(format!("argument `{}` is not UTF-8", raw.to_string_lossy()));
+        };
         // `--name=value` and `--name value` both work, as in most tools.
         let (name, inline) = match arg.split_once('=') {
             Some((name, value)) if name.starts_with("--") => (name.to_string(), Some(value)),
@@ -70,7 +80,11 @@ fn parse_args(args: impl IntoIterator<Item = String>) -> Result<Request, String>
         };
         let mut value = |name: &str| match inline {
             Some(value) => Ok(value.to_string()),
-            None => args.next().ok_or(format!("`{name}` needs a value")),
+            None => args
+                .next()
+                .ok_or(format!("`{name}` needs a value"))?
+                .into_string()
+                .map_err(|_| format!("`{name}` needs a UTF-8 value")),
         };
         match name.as_str() {
             "-h" | "--help" | "help" if subcommand.is_none() || name != "help" => {
@@ -80,10 +94,10 @@ fn parse_args(args: impl IntoIterator<Item = String>) -> Result<Request, String>
             "--runtime" => runtime = Some(value("--runtime")?),
             "--format" => format = Some(value("--format")?),
             "--diagram" => diagram = true,
-            "-" => file = Some(arg),
+            "-" => file = Some(raw),
             flag if flag.starts_with('-') => return Err(format!("unknown option `{flag}`")),
             _ if subcommand.is_none() => subcommand = Some(arg),
-            _ if file.is_none() => file = Some(arg),
+            _ if file.is_none() => file = Some(raw),
             _ => return Err(format!("unexpected argument `{arg}`: one FILE at a time")),
         }
     }
@@ -217,7 +231,7 @@ fn count(n: usize, noun: &str) -> String {
 }
 
 /// Reads FILE, or standard input for `-`: its display name and text.
-fn read(file: &str) -> Result<(String, String), Failure> {
+fn read(file: &OsStr) -> Result<(String, String), Failure> {
     if file == "-" {
         let mut source = String::new();
         std::io::stdin()
@@ -225,13 +239,14 @@ fn read(file: &str) -> Result<(String, String), Failure> {
             .map_err(|e| Failure::errors(format!("error: cannot read standard input: {e}\n")))?;
         return Ok(("<stdin>".to_string(), source));
     }
+    let name = Path::new(file).display().to_string();
     std::fs::read_to_string(file)
-        .map(|source| (file.to_string(), source))
-        .map_err(|e| Failure::errors(format!("error: cannot read `{file}`: {e}\n")))
+        .map(|source| (name.clone(), source))
+        .map_err(|e| Failure::errors(format!("error: cannot read `{name}`: {e}\n")))
 }
 
 fn main() -> ExitCode {
-    let outcome = match parse_args(std::env::args().skip(1)) {
+    let outcome = match parse_args(std::env::args_os().skip(1)) {
         Ok(Request::Help) => Ok(USAGE.to_string()),
         Ok(Request::Version) => Ok(format!("pipes-proto {}\n", env!("CARGO_PKG_VERSION"))),
         Ok(Request::Run { command, file }) => {
@@ -260,7 +275,7 @@ mod tests {
     use super::*;
 
     fn parse(args: &[&str]) -> Result<Request, String> {
-        parse_args(args.iter().map(|a| a.to_string()))
+        parse_args(args.iter().map(OsString::from))
     }
 
     #[test]
@@ -270,7 +285,7 @@ mod tests {
                 runtime: "crate::rt".to_string(),
                 diagram: true,
             },
-            file: "a.pipes".to_string(),
+            file: "a.pipes".into(),
         };
         assert_eq!(
             parse(&["expand", "--runtime", "crate::rt", "a.pipes", "--diagram"]),
@@ -282,14 +297,14 @@ mod tests {
                 command: Command::Graph {
                     format: Format::Mermaid
                 },
-                file: "a.pipes".to_string()
+                file: "a.pipes".into()
             })
         );
         assert_eq!(
             parse(&["check", "-"]),
             Ok(Request::Run {
                 command: Command::Check,
-                file: "-".to_string()
+                file: "-".into()
             })
         );
     }

@@ -89,7 +89,7 @@ fn expand_follows_the_runtime_and_diagram_options() {
     let (status, text) = run(&["expand", "--runtime", "no path", BANK]);
     assert_eq!(status, 1, "{text}");
     assert!(
-        text.contains("the runtime `no path` is not a Rust path"),
+        text.contains("the runtime `no path` is not a Rust module path"),
         "{text}"
     );
 }
@@ -144,4 +144,70 @@ fn columns_past_65535_never_panic() {
         let (status, text) = run_with_stdin(&[command, "-"], Some(&wide));
         assert_eq!(status, 0, "{command}: {text:.300}");
     }
+}
+
+// Inputs that made the CLI panic (status 101, where `--help` documents 0, 1 and 2), from an
+// adversarial review (review 4).
+
+const PROTOCOL: &str = "p { A: send { M -> B } B: recv { N -> A } }";
+
+fn protocol_file(name: &str) -> std::path::PathBuf {
+    let dir = std::env::temp_dir().join(format!("pipes-cli-args-{}", std::process::id()));
+    std::fs::create_dir_all(&dir).unwrap();
+    let path = dir.join(name);
+    std::fs::write(&path, PROTOCOL).unwrap();
+    path
+}
+
+/// `--runtime` with a path that syn accepts as a path but that cannot follow `use`
+/// (generic arguments): `Config::expand` panics on its own output
+/// (`codegen produces Rust that syn can parse`).
+#[test]
+fn expand_with_a_generic_runtime_path_is_an_error_not_a_panic() {
+    let file = protocol_file("generic_runtime.pipes");
+    let output = Command::new(env!("CARGO_BIN_EXE_pipes-proto"))
+        .args(["expand", "--runtime", "pipes::<u8>"])
+        .arg(&file)
+        .output()
+        .unwrap();
+    let stderr = String::from_utf8_lossy(&output.stderr);
+    assert!(!stderr.contains("panicked"), "{stderr}");
+    assert!(
+        matches!(output.status.code(), Some(1 | 2)),
+        "status {:?}: {stderr}",
+        output.status
+    );
+}
+
+/// The same through the library API that build.rs uses: an `Err`, not a panic.
+#[test]
+fn config_expand_with_a_generic_runtime_path_returns_an_error() {
+    let result = std::panic::catch_unwind(|| {
+        proto_dsl::Config::new()
+            .runtime("pipes::<u8>")
+            .expand("p.pipes", PROTOCOL)
+            .map(|_| ())
+            .map_err(|e| e.to_string())
+    });
+    match result {
+        Ok(Err(_)) => {}
+        Ok(Ok(())) => panic!("generated `use pipes::<u8>::__private` and called it fine"),
+        Err(_) => panic!("Config::expand panicked on a runtime path it had accepted"),
+    }
+}
+
+/// A file name that is not UTF-8 (fine on Linux): `std::env::args()` panics.
+#[cfg(unix)]
+#[test]
+fn a_file_name_that_is_not_utf8_is_an_error_not_a_panic() {
+    use std::ffi::OsStr;
+    use std::os::unix::ffi::OsStrExt;
+    let output = Command::new(env!("CARGO_BIN_EXE_pipes-proto"))
+        .arg("check")
+        .arg(OsStr::from_bytes(b"/nonexistent/\xff.pipes"))
+        .output()
+        .unwrap();
+    let stderr = String::from_utf8_lossy(&output.stderr);
+    assert!(!stderr.contains("panicked"), "{stderr}");
+    assert_eq!(output.status.code(), Some(1), "{stderr}");
 }

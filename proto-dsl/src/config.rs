@@ -72,9 +72,13 @@ impl Config {
     /// Analyses `source` (read from `file_name`, which errors name) and returns the generated
     /// Rust, formatted by prettyplease, without a header.
     pub fn expand(&self, file_name: &str, source: &str) -> Result<String, Error> {
+        // A module path: generated code writes `use <runtime>::__private`, which takes no
+        // generic arguments.
         let runtime = match syn::parse_str::<syn::Path>(&self.runtime) {
-            Ok(path) => quote::quote!(#path),
-            Err(_) => return Err(Error::Runtime(self.runtime.clone())),
+            Ok(path) if path.segments.iter().all(|s| s.arguments.is_none()) => {
+                quote::quote!(#path)
+            }
+            _ => return Err(Error::Runtime(self.runtime.clone())),
         };
         let analysis = crate::analyze(source)
             .map_err(|diagnostics| Error::Protocol(diagnostics.render(file_name, source)))?;
@@ -87,8 +91,13 @@ impl Config {
             },
             self.diagrams,
         );
-        let file: syn::File =
-            syn::parse2(tokens).expect("codegen produces Rust that syn can parse");
+        // Generated code always parses for a valid runtime path; should it not, say so rather
+        // than panic in a build script.
+        let file: syn::File = syn::parse2(tokens).map_err(|error| {
+            Error::Protocol(format!(
+                "error: the generated code does not parse: {error}\n"
+            ))
+        })?;
         Ok(prettyplease::unparse(&file))
     }
 
@@ -176,7 +185,7 @@ pub enum Error {
         /// The input that would overwrite it.
         second: PathBuf,
     },
-    /// The runtime path set with [`Config::runtime`] is not a Rust path.
+    /// The runtime path set with [`Config::runtime`] is not a Rust module path.
     Runtime(String),
     /// Neither [`Config::out_dir`] nor `$OUT_DIR` says where to write (outside build.rs).
     NoOutDir,
@@ -195,7 +204,7 @@ impl fmt::Display for Error {
             ),
             Error::Runtime(path) => write!(
                 f,
-                "the runtime `{path}` is not a Rust path (such as `::pipes`)"
+                "the runtime `{path}` is not a Rust module path (such as `::pipes`)"
             ),
             Error::NoOutDir => f.write_str(
                 "OUT_DIR is not set: call proto_dsl::Config::compile from a build script, or \

@@ -171,6 +171,7 @@ fn describe(rule: Rule) -> Option<&'static str> {
         Rule::close_paren => "`)`",
         Rule::doc_comment | Rule::doc_text => "a doc comment",
         Rule::attribute => "an attribute",
+        Rule::bracket_group => "`[`",
         Rule::comma => "`,`",
         Rule::EOI => "end of input",
         _ => return None,
@@ -192,7 +193,13 @@ fn found_at(source: &str, pos: usize) -> (Span, String) {
         first.len_utf8()
     };
     let token = &rest[..len];
-    (pos..pos + len, format!("`{}`", token.escape_debug()))
+    // Escaped only where it would not print (`\n`, a control character); a quote stays `'`.
+    let shown = if token.chars().any(char::is_control) {
+        token.escape_debug().to_string()
+    } else {
+        token.to_string()
+    };
+    (pos..pos + len, format!("`{shown}`"))
 }
 
 fn syntax_error(error: &pest::error::Error<Rule>, source: &str) -> Diagnostic {
@@ -202,6 +209,16 @@ fn syntax_error(error: &pest::error::Error<Rule>, source: &str) -> Diagnostic {
         InputLocation::Span((start, _)) => start,
     };
     let (span, found) = found_at(source, pos);
+    // `#!` is an inner attribute, which the protocol language has no place for: say so, rather
+    // than that a `[` was expected.
+    if source[..pos].ends_with('#') && source[pos..].starts_with('!') {
+        return Diagnostic::error(
+            "inner attributes (`#![...]`) are not allowed here".to_string(),
+            pos - 1..pos + 1,
+            "an inner attribute".to_string(),
+        )
+        .with_help("put an outer attribute (`#[...]`) on the protocol, a state or a message");
+    }
     match &error.variant {
         ErrorVariant::ParsingError { positives, .. } => {
             // Inside a fragment any token would do, but the closing delimiter is what is missing.
@@ -213,7 +230,7 @@ fn syntax_error(error: &pest::error::Error<Rule>, source: &str) -> Diagnostic {
             let mut expected: Vec<&str> = Vec::new();
             for rule in positives {
                 let text = match (rule, describe(*rule)) {
-                    (Rule::name, _) if closing => continue,
+                    (Rule::name | Rule::bracket_group, _) if closing => continue,
                     (Rule::name, _) if target => "a state name",
                     (_, Some(text)) => text,
                     (_, None) => continue,

@@ -187,3 +187,22 @@ fn errors_past_column_65535_render() {
     let note = format!("  | {}{}\n", " ".repeat(3), "-".repeat(at + 4));
     assert!(rendered.ends_with(&note));
 }
+
+// Two syntax errors that did not say what is wrong, from an adversarial review (review 4).
+
+/// An inner attribute (`#![allow(..)]`, a natural thing to write at the top of a `*.pipes`
+/// file or inside `proto!`) gets "expected something else, found `!`".
+#[test]
+fn an_inner_attribute_says_what_is_expected() {
+    let errors = proto_dsl::analyze("#![allow(dead_code)]\np { S: send { M -> ! } }").unwrap_err();
+    let message = &errors.iter().next().unwrap().message;
+    assert!(!message.contains("something else"), "{message}");
+}
+
+/// A lifetime where a message should be: the found token is shown escaped, `\'`.
+#[test]
+fn a_quote_is_not_shown_escaped() {
+    let errors = proto_dsl::analyze("p { S: send { 'a -> ! } }").unwrap_err();
+    let message = &errors.iter().next().unwrap().message;
+    assert!(!message.contains("\\'"), "{message}");
+}

@@ -128,7 +128,7 @@ fn compile_refuses_two_files_with_one_stem_and_a_runtime_that_is_no_path() {
         .unwrap_err();
     assert_eq!(
         error.to_string(),
-        "the runtime `not a path` is not a Rust path (such as `::pipes`)"
+        "the runtime `not a path` is not a Rust module path (such as `::pipes`)"
     );
     std::fs::remove_dir_all(out).unwrap();
 }
