@@ -18,6 +18,50 @@ pub const ENDPOINT_METHODS: &[&str] = &["recv", "try_recv", "recv_timeout"];
 /// Names a state cannot take: the generated module holds `mod client` and `mod server`.
 pub const RESERVED_STATE_NAMES: &[&str] = &["client", "server"];
 
+/// The generated module's own hidden items (with `#[wire]`, its pump's too). A state's hidden
+/// payload enum is `__` and the state's name, so no state may make one of these; names that
+/// start with `__` are refused outright, as the generated code's.
+pub const HIDDEN_ITEMS: &[&str] = &[
+    "__Buffer",
+    "__FromClient",
+    "__FromServer",
+    "__pipes",
+    "__net",
+    "__WirePayload",
+    "__PumpClient",
+    "__PumpServer",
+    "__payload",
+];
+
+/// The session buffer's hidden field beside the states' slots.
+const HIDDEN_FIELD: &str = "_params";
+
+/// Refuses a state or message name the generated code keeps for its own items, if `name` is
+/// one; `what` is "state" or "message".
+fn hidden_name(errors: &mut Vec<Diagnostic>, name: &Name, what: &str) -> bool {
+    let text = name.unraw();
+    let help = if text.starts_with("__") {
+        "names that start with `__` are the generated code's".to_string()
+    } else if what == "state" && HIDDEN_ITEMS.contains(&format!("__{text}").as_str()) {
+        format!(
+            "the generated module has a hidden `__{text}` of its own, and names each state's hidden payload enum `__` and the state's name"
+        )
+    } else if what == "state" && text == HIDDEN_FIELD {
+        format!("a session's buffer has a hidden field `{HIDDEN_FIELD}` beside the states' slots")
+    } else {
+        return false;
+    };
+    errors.push(
+        Diagnostic::error(
+            format!("a {what} cannot be called `{text}`"),
+            name.span.clone(),
+            "reserved name",
+        )
+        .with_help(format!("{help}; rename the {what}")),
+    );
+    true
+}
+
 /// Rust's strict and reserved keywords (edition 2024). A name that is one cannot become a
 /// module, type or method unless written raw (`r#type`); a method name derived from a message
 /// name cannot be written raw by the user at all, so it must not be one.
@@ -403,7 +447,7 @@ impl ProtocolChecker<'_> {
                 )
                 .with_help("the generated module already holds `mod client` and `mod server`; rename the state"),
             );
-        } else {
+        } else if !hidden_name(self.errors, &state.name, "state") {
             keyword_name(self.errors, &state.name, "state");
         }
         match (&state.direction_word, state.direction) {
@@ -481,7 +525,9 @@ impl ProtocolChecker<'_> {
                 continue;
             }
             by_name.insert(name.unraw(), name);
-            keyword_name(self.errors, name, "message");
+            if !hidden_name(self.errors, name, "message") {
+                keyword_name(self.errors, name, "message");
+            }
             let method = method_name(&name.text);
             if let Some(first) = by_method.get(&method) {
                 self.errors.push(

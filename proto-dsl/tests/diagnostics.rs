@@ -206,3 +206,42 @@ fn a_quote_is_not_shown_escaped() {
     let message = &errors.iter().next().unwrap().message;
     assert!(!message.contains("\\'"), "{message}");
 }
+
+/// Names the generated module keeps for its own hidden items are refused at the user's token,
+/// instead of generating code that does not compile (found by review 4: a state `Buffer`
+/// clashed with the session's `__Buffer`, states `A` and `__A` made two enums `__A`, a
+/// message `__arrive` broke the receive impl, a state `_params` duplicated a buffer field).
+#[test]
+fn names_the_generated_code_keeps_are_refused_at_their_tokens() {
+    for (source, name) in [
+        ("p { Buffer: send { M -> ! } }", "Buffer"),
+        ("p { FromClient: send { M -> FromClient } }", "FromClient"),
+        ("p { pipes: send { M -> ! } }", "pipes"),
+        (
+            "p { _params: send { M -> B } B: recv { N -> ! } }",
+            "_params",
+        ),
+        ("p { A: send { M -> __A } __A: recv { N -> ! } }", "__A"),
+        ("p { A: recv { __arrive -> ! } }", "__arrive"),
+        ("p { A: send<T> { __Params(T) -> ! } }", "__Params"),
+    ] {
+        let errors = proto_dsl::analyze(source).unwrap_err();
+        let error = errors
+            .iter()
+            .find(|d| d.message.contains("cannot be called"))
+            .unwrap_or_else(|| {
+                panic!(
+                    "{source}: {:?}",
+                    errors.iter().map(|d| &d.message).collect::<Vec<_>>()
+                )
+            });
+        assert!(
+            error.message.contains(&format!("`{name}`")),
+            "{}",
+            error.message
+        );
+        assert_eq!(&source[error.primary.clone()], name, "{source}");
+    }
+    // Names that only look alike are fine.
+    assert!(proto_dsl::analyze("p { Buffers: send { M -> _A } _A: recv { Params -> ! } }").is_ok());
+}
