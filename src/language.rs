@@ -49,6 +49,12 @@
 //! one even raw. Two protocols of one invocation cannot share a name. Comments (`//`, `/* */`)
 //! may appear anywhere, as in Rust.
 //!
+//! The generated module keeps some names for itself: a state cannot be called `client` or
+//! `server` (its modules), `_params`, or a name whose hidden payload enum (`__` and the state's
+//! name) is one of the module's own items (`Buffer`, `FromClient`, `FromServer`, `pipes`,
+//! `net`, `WirePayload`, `PumpClient`, `PumpServer`, `payload`); and no state or message name
+//! may start with `__`. Each is refused at the name, with a help.
+//!
 //! # States and directions
 //!
 //! A state is
