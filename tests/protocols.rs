@@ -538,3 +538,50 @@ fn a_generic_state_whose_messages_do_not_use_its_parameter_compiles_and_matches_
         handoff::Done::Thanks => {}
     }
 }
+
+// A `?Sized` parameter (the payload boxes it): the generated types keep the `?Sized`, which
+// they used to drop (E0277 at the whole invocation; found by review 4).
+pipes::proto! {
+    pub boxed {
+        Start: recv<T: ?Sized> { Boxed(Box<T>) -> ! }
+    }
+}
+
+#[test]
+fn a_state_generic_over_an_unsized_type() {
+    let (server, client) = boxed::init::<str>();
+    server.boxed(Box::from("unsized")).unwrap();
+    let boxed::Start::Boxed(text) = client.recv().unwrap();
+    assert_eq!(&*text, "unsized");
+}
+
+pipes::proto! {
+    // The same over lanes (a loop) and over a session buffer (two states).
+    pub boxed_stream {
+        Stream: send<T: ?Sized> { Item(Box<T>) -> Stream<T>, End -> ! }
+    }
+    pub boxed_ask {
+        Ask: send<T: ?Sized> { Question(Box<T>) -> Answer<T> }
+        Answer: recv<T: ?Sized> { Reply(Box<T>) -> ! }
+    }
+}
+
+#[test]
+fn unsized_parameters_over_lanes_and_a_buffer() {
+    let (server, client) = boxed_stream::init::<[u8]>();
+    let client = client.item(Box::from(&b"ab"[..])).unwrap();
+    client.end().unwrap();
+    let boxed_stream::Stream::Item(bytes, server) = server.recv().unwrap() else {
+        panic!("an item first")
+    };
+    assert_eq!(&*bytes, b"ab");
+    assert!(matches!(server.recv().unwrap(), boxed_stream::Stream::End));
+
+    let (server, client) = boxed_ask::init::<str>();
+    let client = client.question(Box::from("why")).unwrap();
+    let boxed_ask::Ask::Question(question, server) = server.recv().unwrap();
+    assert_eq!(&*question, "why");
+    server.reply(Box::from("because")).unwrap();
+    let boxed_ask::Answer::Reply(reply) = client.recv().unwrap();
+    assert_eq!(&*reply, "because");
+}

@@ -228,9 +228,14 @@ impl<'a> Gen<'a> {
         }
     }
 
-    /// `<T, ...>` without bounds, for type definitions (bounds belong on impls).
+    /// `<T, ...>` without bounds, for type definitions (bounds belong on impls); but for
+    /// `?Sized`, which relaxes a default instead of adding a bound.
     fn decl_generics(&self, state: &State) -> TokenStream {
         let params = state.generics.syn.params.iter().map(|param| match param {
+            syn::GenericParam::Type(t) if is_unsized(t) => {
+                let ident = &t.ident;
+                quote!(#ident: ?Sized)
+            }
             syn::GenericParam::Type(t) => t.ident.to_token_stream(),
             syn::GenericParam::Lifetime(l) => l.lifetime.to_token_stream(),
             syn::GenericParam::Const(c) => {
@@ -277,6 +282,12 @@ impl<'a> Gen<'a> {
             .params
             .iter()
             .filter_map(|param| match param {
+                // A tuple field and a return type must be sized: a pointer to `T` is, and uses
+                // `T` the same way.
+                syn::GenericParam::Type(t) if is_unsized(t) => {
+                    let ident = &t.ident;
+                    Some(quote!(*const #ident))
+                }
                 syn::GenericParam::Type(t) => Some(t.ident.to_token_stream()),
                 syn::GenericParam::Lifetime(l) => {
                     let lifetime = &l.lifetime;
@@ -1204,4 +1215,11 @@ impl Gen<'_> {
             })
             .collect()
     }
+}
+
+/// Whether a type parameter is declared `?Sized`.
+fn is_unsized(param: &syn::TypeParam) -> bool {
+    param.bounds.iter().any(|bound| {
+        matches!(bound, syn::TypeParamBound::Trait(t) if matches!(t.modifier, syn::TraitBoundModifier::Maybe(_)))
+    })
 }
