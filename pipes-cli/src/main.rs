@@ -27,8 +27,9 @@ Options:
   -h, --help       print this help
   -V, --version    print the version
 
-FILE may be `-` for standard input. Exit status: 0 on success, 1 when the protocol has errors
-or a file cannot be read, 2 on a usage error.
+FILE may be `-` for standard input; after `--`, it is a file whatever its name (`-- -x`).
+Exit status: 0 on success, 1 when the protocol has errors or a file cannot be read, 2 on a
+usage error.
 ";
 
 /// What to do with the file.
@@ -64,7 +65,27 @@ fn parse_args(args: impl IntoIterator<Item = OsString>) -> Result<Request, Strin
     let mut runtime = None;
     let mut format = None;
     let mut diagram = false;
+    // After `--`, every argument is the subcommand or FILE, even one that starts with `-`.
+    let mut options = true;
     while let Some(raw) = args.next() {
+        if !options || raw == "--" {
+            if raw == "--" && options {
+                options = false;
+            } else if subcommand.is_none() {
+                subcommand =
+                    Some(raw.into_string().map_err(|raw| {
+                        format!("unknown subcommand `{}`", raw.to_string_lossy())
+                    })?);
+            } else if file.is_none() {
+                file = Some(raw);
+            } else {
+                return Err(format!(
+                    "unexpected argument `{}`: one FILE at a time",
+                    raw.to_string_lossy()
+                ));
+            }
+            continue;
+        }
         let Some(arg) = raw.to_str().map(str::to_string) else {
             // Only a file name may be other than UTF-8 (a Unix path is bytes).
             if subcommand.is_some() && file.is_none() {
@@ -94,7 +115,8 @@ fn parse_args(args: impl IntoIterator<Item = OsString>) -> Result<Request, Strin
             "--runtime" => runtime = Some(value("--runtime")?),
             "--format" => format = Some(value("--format")?),
             "--diagram" => diagram = true,
-            "-" => file = Some(raw),
+            "-" if file.is_none() => file = Some(raw),
+            "-" => return Err("unexpected argument `-`: one FILE at a time".to_string()),
             flag if flag.starts_with('-') => return Err(format!("unknown option `{flag}`")),
             _ if subcommand.is_none() => subcommand = Some(arg),
             _ if file.is_none() => file = Some(raw),
@@ -322,6 +344,29 @@ mod tests {
         assert_eq!(parse(&["check"]), Err("`check` needs a FILE".to_string()));
         assert_eq!(
             parse(&["check", "a", "b"]),
+            Err("unexpected argument `b`: one FILE at a time".to_string())
+        );
+        assert_eq!(
+            parse(&["check", "-", "-"]),
+            Err("unexpected argument `-`: one FILE at a time".to_string())
+        );
+        // After `--`, a name that starts with `-` is the file.
+        assert_eq!(
+            parse(&["check", "--", "-x"]),
+            Ok(Request::Run {
+                command: Command::Check,
+                file: "-x".into()
+            })
+        );
+        assert_eq!(
+            parse(&["--", "check", "--help"]),
+            Ok(Request::Run {
+                command: Command::Check,
+                file: "--help".into()
+            })
+        );
+        assert_eq!(
+            parse(&["check", "--", "a", "b"]),
             Err("unexpected argument `b`: one FILE at a time".to_string())
         );
         assert_eq!(
