@@ -18,7 +18,7 @@ use std::time::Instant;
 
 use crate::error::{Cause, RecvError, RecvTimeoutError, TryRecvError};
 use crate::lane::{LaneRx, LaneTx, Room, lane};
-use crate::packet::{Receiving, StateName};
+use crate::packet::{Receiving, StateName, sealed};
 use crate::take::Take;
 use crate::wait::{Settled, StateWord};
 
@@ -66,6 +66,8 @@ impl<Tx, Rx> Duplex<Tx, Rx> {
         self.rx.report(room);
     }
 }
+
+impl<Tx, Rx> sealed::End for Duplex<Tx, Rx> {}
 
 impl<Tx, Rx> Receiving for Duplex<Tx, Rx> {
     type Output = (Rx, Self);

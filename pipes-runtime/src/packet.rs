@@ -198,10 +198,20 @@ impl<T> Packet<T> {
     }
 }
 
+/// Keeps [`Receiving`] implemented only by the runtime's ends.
+pub(crate) mod sealed {
+    /// An end of the runtime's own: its `take` trusts a [`Settled`](crate::wait::Settled) of
+    /// its own word, so no other implementation may be handed one to pass on.
+    pub trait End {}
+}
+
 /// A receiving end of a packet, single-use ([`RecvPacket`]) or in a session buffer
 /// (`RecvSlot`), or of an unbounded session's lane (`Duplex`): the ways to receive, written
 /// once over how each end takes what settled its word. Not a public API.
-pub trait Receiving: Sized {
+///
+/// Sealed: a [`Settled`] says what one word holds, and an implementation outside the runtime
+/// would be handed one in its `take` and could pass it to another end's.
+pub trait Receiving: sealed::End + Sized {
     /// What a receive yields.
     type Output;
 
@@ -441,6 +451,8 @@ impl<T> RecvPacket<T> {
         self.receive_until(deadline, at)
     }
 }
+
+impl<T> sealed::End for RecvPacket<T> {}
 
 impl<T> Receiving for RecvPacket<T> {
     type Output = T;

@@ -9,7 +9,7 @@ use std::sync::atomic::{AtomicUsize, Ordering};
 mod common;
 
 use common::bombs::{panic_message, quiet_bombs};
-use pipes_runtime::__private::{Slot, Slots, session};
+use pipes_runtime::__private::{Closer, Slot, Slots, session};
 
 pipes_runtime::proto! {
     /// The client sends twice before the server has received anything: two slots full at once.
@@ -103,9 +103,9 @@ struct Two {
 }
 
 impl Slots for Two {
-    fn close(&self) {
-        self.a.close();
-        self.b.close();
+    fn close(&self, closer: &Closer<'_>) {
+        closer.close(&self.a);
+        closer.close(&self.b);
     }
 }
 
@@ -113,13 +113,11 @@ impl Slots for Two {
 fn a_buffer_freed_with_two_panicking_messages_drops_both_and_propagates_one() {
     quiet_bombs();
     let drops = Arc::new(AtomicUsize::new(0));
-    // SAFETY: each slot is sent into once, by `mine`, and never received from.
-    let (mine, theirs) = unsafe {
-        session(Two {
-            a: Slot::new(),
-            b: Slot::new(),
-        })
-    };
+    // Each slot is sent into once, by `mine` (the client's share), and never received from.
+    let (theirs, mine) = session(Two {
+        a: Slot::from_client(),
+        b: Slot::from_client(),
+    });
     let mine = mine
         .sender(|two| &two.a)
         .send(bomb("a", true, &drops))

@@ -10,9 +10,9 @@ use std::time::Duration;
 mod common;
 
 use common::task::{block_on, counting, poll_once, wakes};
-use pipes_runtime::__private::{Receiving, RecvEndpoint, Settled, StateName, StateWord};
+use pipes_runtime::__private::{Receiving, RecvEndpoint, StateName};
 use pipes_runtime::select::{Selectable, select2_async, selecti_async};
-use pipes_runtime::{Cause, Either, PortSet, oneshot, selecti, stream};
+use pipes_runtime::{Either, PortOne, PortSet, oneshot, selecti, stream};
 
 pipes_runtime::proto! {
     pub ticks {
@@ -280,49 +280,41 @@ fn either_side_of_select2_async_resolves_after_a_receive_displaced_it() {
     }
 }
 
-/// `Recv` is sealed, but the hidden trait generated code implements (`RecvEndpoint`) and the
-/// end trait under it (`Receiving`) are reachable: a hand-written endpoint can point select at
-/// another endpoint's state word. The hooks only say what to wait on, so several endpoints
-/// waiting on one word, or on the word of another endpoint than the one received from, cannot
-/// corrupt anything: this one's "receive" takes nothing, and the message stays in the oneshot.
-struct Alias<'a, E: Receiving>(AliasEnd<'a, E>);
-
-struct AliasEnd<'a, E: Receiving>(&'a E);
-
-impl<E: Receiving> Receiving for AliasEnd<'_, E> {
-    type Output = ();
-
-    fn word(&self) -> &StateWord {
-        self.0.word()
-    }
-
-    /// Settled means the oneshot's sender is done: this "receive" takes nothing.
-    fn take(self, _: Settled) -> Result<(), Cause> {
-        Ok(())
-    }
+/// `Recv` is sealed, and so is the end trait under it (`Receiving`: only the runtime's own ends
+/// take messages), but the hidden trait generated code implements (`RecvEndpoint`) is
+/// reachable: a hand-written endpoint can point select at another endpoint's state word (its
+/// `end`) while it receives from its own (`into_end`). The hooks only say what to wait on, so
+/// several endpoints waiting on one word, or on the word of another endpoint than the one
+/// received from, cannot corrupt anything: each receive takes from its own end, and the
+/// watched message stays in the oneshot.
+struct Alias<'a, E: RecvEndpoint> {
+    own: E::End,
+    watched: Option<&'a E::End>,
 }
 
-impl<'a, E: Receiving> RecvEndpoint for Alias<'a, E> {
-    type Message = ();
-    type End = AliasEnd<'a, E>;
+impl<'a, E: RecvEndpoint> RecvEndpoint for Alias<'a, E> {
+    type Message = <E::End as Receiving>::Output;
+    type End = E::End;
     const STATE: StateName = StateName {
         protocol: "alias",
         state: "Alias",
     };
 
     fn into_end(self) -> Self::End {
-        self.0
+        self.own
     }
 
-    fn from_end(end: Self::End) -> Self {
-        Alias(end)
+    fn from_end(own: Self::End) -> Self {
+        Alias { own, watched: None }
     }
 
     fn end(&self) -> &Self::End {
-        &self.0
+        self.watched.unwrap_or(&self.own)
     }
 
-    fn arrive((): ()) {}
+    fn arrive(arrived: Self::Message) -> Self::Message {
+        arrived
+    }
 }
 
 #[test]
@@ -332,23 +324,31 @@ fn hand_written_endpoints_sharing_one_state_word_select_and_receive_soundly() {
     let endpoints: [&dyn Selectable; 1] = [&port];
     let mut task = selecti_async(&endpoints);
     assert!(poll_once(&mut task, &waker).is_pending());
+    let ((left, left_chan), (right, right_chan)) = (oneshot(), oneshot());
     let sender = thread::spawn(move || {
         thread::sleep(Duration::from_millis(20));
         chan.send(tick(7)).unwrap();
+        left_chan.send(tick(1)).unwrap();
+        right_chan.send(tick(2)).unwrap();
     });
-    let end = RecvEndpoint::end(&port);
-    // Both aliases wait on the oneshot's word; the send wakes the select, and the alias's
-    // receive takes nothing.
-    match pipes_runtime::select2(Alias(AliasEnd(end)), Alias(AliasEnd(end))) {
-        Either::Left((settled, _)) | Either::Right((_, settled)) => settled.unwrap(),
+    let watched = RecvEndpoint::end(&port);
+    let alias = |own: PortOne<[u64; 128]>| Alias::<PortOne<[u64; 128]>> {
+        own: own.into_end(),
+        watched: Some(watched),
+    };
+    // Both aliases wait on the oneshot's word; the send wakes the select, and the chosen
+    // alias's receive takes its own message.
+    match pipes_runtime::select2(alias(left), alias(right)) {
+        Either::Left((received, _)) | Either::Right((_, received)) => drop(received.unwrap()),
     }
     // The task's watch was swapped out by the send, or displaced by the select: woken either
     // way.
     assert!(wakes(&count) >= 1, "the task's watch was woken");
     assert_eq!(block_on(&mut task), 0);
     drop(task);
-    assert!(selecti(&[&Alias(AliasEnd(end)), &port]) < 2);
-    pipes_runtime::Recv::recv(Alias(AliasEnd(end))).unwrap();
+    let (third, third_chan) = oneshot();
+    assert!(selecti(&[&alias(third), &port]) < 2);
+    drop(third_chan);
     sender.join().unwrap();
     assert_eq!(
         port.recv().unwrap(),

@@ -500,23 +500,25 @@ impl<'a> Gen<'a> {
         } else if self.buffered() {
             let slots = self.slot_states().map(|state| {
                 let field = self.state_ident(state);
-                quote!(#field: #rt::Slot::new())
+                let from = match Side::sender_of(state) {
+                    Side::Client => format_ident!("from_client"),
+                    Side::Server => format_ident!("from_server"),
+                };
+                quote!(#field: #rt::Slot::#from())
             });
             let (server, client) = (
                 self.endpoint_in_session(Side::Server, start, &format_ident!("server")),
                 self.endpoint_in_session(Side::Client, start, &format_ident!("client")),
             );
-            // `session` is unsafe: its shares must be used as a bounded protocol's states, each
-            // slot sent by one side and received by the other, never sent twice before it is
-            // received. The code generated for a protocol that passed the liveness check does
-            // exactly that, and nothing else can reach the shares. The runtime's `new_session!`
-            // holds the unsafe block, so generated code (build.rs output too) has none.
+            // Each slot is sent by one side and received by the other, never sent twice before
+            // it is received: the runtime checks that (a misuse panics) rather than trusting
+            // it, since whatever generated code calls, user code can call too.
             quote! {
                 let slots = __Buffer {
                     #(#slots,)*
                     _params: #rt::PhantomData,
                 };
-                let (server, client) = #rt::new_session!(slots);
+                let (server, client) = #rt::session(slots);
                 (#server, #client)
             }
         } else {
@@ -687,7 +689,7 @@ impl<'a> Gen<'a> {
         });
         let closes = self.slot_states().map(|state| {
             let name = self.state_ident(state);
-            quote!(self.#name.close();)
+            quote!(closer.close(&self.#name);)
         });
         let phantom = self.phantom(start);
         quote! {
@@ -698,7 +700,7 @@ impl<'a> Gen<'a> {
             }
             // No bounds: endpoint types name `__Buffer<T>` for every `T`.
             impl #generics #rt::Slots for __Buffer #ty_generics {
-                fn close(&self) {
+                fn close(&self, closer: &#rt::Closer<'_>) {
                     #(#closes)*
                 }
             }

@@ -10,7 +10,7 @@
 #![allow(dead_code)]
 
 use pipes_runtime::__private::{
-    RecvEndpoint, RecvSlot, SendSlot, Session, Slot, Slots, StateName, session,
+    Closer, RecvEndpoint, RecvSlot, SendSlot, Session, Slot, Slots, StateName, session,
 };
 use pipes_runtime::{RecvError, SendError};
 
@@ -26,9 +26,9 @@ pub struct Buffer<T> {
 }
 
 impl<T> Slots for Buffer<T> {
-    fn close(&self) {
-        self.ping.close();
-        self.pong.close();
+    fn close(&self, closer: &Closer<'_>) {
+        closer.close(&self.ping);
+        closer.close(&self.pong);
     }
 }
 
@@ -42,15 +42,10 @@ const PONG: StateName = StateName {
 };
 
 pub fn init<T>() -> (server::Ping<T>, client::Ping<T>) {
-    // SAFETY: the endpoints below use the slots as pingpong's states: the client sends `ping`
-    // and receives `pong`, the server the other way round, alternately, as the protocol's
-    // liveness rule requires.
-    let (server, client) = unsafe {
-        session(Buffer {
-            ping: Slot::new(),
-            pong: Slot::new(),
-        })
-    };
+    let (server, client) = session(Buffer {
+        ping: Slot::from_client(),
+        pong: Slot::from_server(),
+    });
     (server::Ping::new(server), client::Ping::new(client))
 }
 

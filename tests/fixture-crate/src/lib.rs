@@ -3,9 +3,10 @@
 //! protocol checker accepts but whose generated code rustc refuses fails this crate's build,
 //! and so `cargo test --workspace`.
 //!
-//! The crate forbids unsafe code: generated code, either way, has none of its own (a bounded
-//! protocol's session comes from the runtime's `new_session!`), so a crate that forbids it can
-//! include build.rs output, and `clippy::undocumented_unsafe_blocks` has nothing to flag there.
+//! The crate forbids unsafe code: generated code, either way, has none (a bounded protocol's
+//! session buffer is built through the runtime's safe, checked `session`), so a crate that
+//! forbids it can include build.rs output, and `clippy::undocumented_unsafe_blocks` has
+//! nothing to flag there.
 #![forbid(unsafe_code)]
 // rustdoc works out whether each endpoint is `Send`, and for the 200-state fixture's chain of
 // packets (each message enum holds the next state's endpoint) that takes more than the
