@@ -133,6 +133,52 @@ fn compile_refuses_two_files_with_one_stem_and_a_runtime_that_is_no_path() {
     std::fs::remove_dir_all(out).unwrap();
 }
 
+/// A file that cannot be read does not hide the diagnostics of the others, nor does a second
+/// file with one stem: every problem is reported at once, in the order of the files.
+#[test]
+fn compile_reports_unreadable_files_beside_broken_ones() {
+    let out = scratch("unreadable");
+    let broken = common::broken().join("undefined_state_typo.pipes");
+    let missing = out.join("missing.pipes");
+    let bank = common::fixtures().join("bank.pipes");
+    let error = proto_dsl::Config::new()
+        .out_dir(&out)
+        .compile(&[&broken, &missing, &bank, &bank])
+        .unwrap_err();
+    let proto_dsl::Error::Several(errors) = &error else {
+        panic!("every problem, not the first: {error}");
+    };
+    assert!(
+        matches!(&errors[0], proto_dsl::Error::Protocol(text) if text.contains(&format!(" --> {}:6:", broken.display()))),
+        "{error}"
+    );
+    assert!(
+        matches!(&errors[1], proto_dsl::Error::Io { path, .. } if *path == missing),
+        "{error}"
+    );
+    assert!(
+        matches!(&errors[2], proto_dsl::Error::SameStem { .. }),
+        "{error}"
+    );
+    assert_eq!(errors.len(), 3, "{error}");
+    let text = error.to_string();
+    assert!(
+        text.contains(&format!("\n\nerror: {}: ", missing.display())),
+        "{text}"
+    );
+    assert!(!out.join("bank.rs").exists(), "nothing is written");
+
+    // A path with no file name to name the output after is refused, not written as `.rs`.
+    let error = proto_dsl::Config::new()
+        .out_dir(&out)
+        .compile(&[common::fixtures().join("..")])
+        .unwrap_err();
+    assert!(matches!(&error, proto_dsl::Error::Io { .. }), "{error}");
+    assert!(error.to_string().contains("no file name"), "{error}");
+    assert!(!out.join(".rs").exists());
+    std::fs::remove_dir_all(out).unwrap();
+}
+
 /// Diagnostics past column 65,535 reach build scripts rendered, not as a panic.
 #[test]
 fn config_renders_errors_past_column_65535() {
