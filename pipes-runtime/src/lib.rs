@@ -33,7 +33,10 @@
 //!   would otherwise make every send take the publishing line back.
 //! - Bounded protocols (`buffer.rs`) get one session buffer with a packet per state, reused
 //!   every time round; the two sides each hold one share of it, handed from endpoint to
-//!   endpoint, so no reference count moves per message.
+//!   endpoint, so no reference count moves per message. The shares check the slot rules the
+//!   liveness check promises (one sender and one receiver per slot, no second send before
+//!   the receive, slots of their own buffer only) rather than trust them: generated code is
+//!   text that safe user code can imitate, so the hidden API it calls must be sound alone.
 //! - `sync.rs` is the one place that picks std or loom primitives; `--cfg loom` model-checks
 //!   the packet through it (`tests/loom.rs`).
 //! - A *lane* (`lane.rs`) is one direction of a stream: a single-producer single-consumer
