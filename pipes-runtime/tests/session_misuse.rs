@@ -47,6 +47,18 @@ fn two() -> (Session<Two>, Session<Two>) {
     })
 }
 
+/// A session whose client has sent one message, not yet received: the server's share and the
+/// client's.
+fn first_sent(drops: &Arc<AtomicUsize>) -> (Session<Two>, Session<Two>) {
+    let (server, client) = two();
+    let client = client
+        .sender(|two| &two.to_server)
+        .send(Counted(drops.clone()))
+        .ok()
+        .unwrap();
+    (server, client)
+}
+
 fn panic_of(f: impl FnOnce()) -> String {
     let payload = panic::catch_unwind(AssertUnwindSafe(f)).expect_err("the misuse panics");
     panic_message(&*payload)
@@ -55,12 +67,7 @@ fn panic_of(f: impl FnOnce()) -> String {
 #[test]
 fn a_second_send_into_a_full_slot_panics_and_the_first_message_is_still_received() {
     let drops = Arc::new(AtomicUsize::new(0));
-    let (server, client) = two();
-    let client = client
-        .sender(|two| &two.to_server)
-        .send(Counted(drops.clone()))
-        .ok()
-        .unwrap();
+    let (server, client) = first_sent(&drops);
     let message = panic_of(|| drop(client.sender(|two| &two.to_server)));
     assert!(
         message.contains("sent into again before its message was received"),
@@ -137,12 +144,7 @@ fn a_second_send_racing_the_receive_of_the_first_is_ordered_or_refused() {
     for round in 0..rounds {
         let drops = Arc::new(AtomicUsize::new(0));
         let taken = Arc::new(AtomicBool::new(false));
-        let (server, client) = two();
-        let client = client
-            .sender(|two| &two.to_server)
-            .send(Counted(drops.clone()))
-            .ok()
-            .unwrap();
+        let (server, client) = first_sent(&drops);
         let receiving = thread::spawn({
             let taken = taken.clone();
             move || {
