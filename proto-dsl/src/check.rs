@@ -208,10 +208,8 @@ fn wire(file: &File, protocol: &Protocol, errors: &mut Vec<Diagnostic>) {
             for payload in &message.payload {
                 let mut paths = Paths::default();
                 paths.visit_type(&payload.syn);
-                if let Some((other, state)) = paths
-                    .0
-                    .iter()
-                    .find_map(|path| endpoint_of(file, protocol, path))
+                if let Some((other, state)) =
+                    paths.0.iter().find_map(|path| endpoint_of(file, path))
                 {
                     let is_wire = file
                         .protocols
@@ -237,26 +235,21 @@ fn wire(file: &File, protocol: &Protocol, errors: &mut Vec<Diagnostic>) {
     }
 }
 
-/// If `path` names an endpoint type of a protocol in `file` (`other::client::Start`, or
-/// `client::Start` of `protocol` itself, as a payload written in its module would), the
-/// protocol's name and which side (with the state).
-fn endpoint_of(file: &File, protocol: &Protocol, path: &[String]) -> Option<(String, String)> {
-    path.windows(2).enumerate().find_map(|(i, pair)| {
-        let side = pair[0].as_str();
+/// If `path` names an endpoint type of a protocol in `file` (`other::client::Start`, the
+/// protocol's own included: a payload is named as where `proto!` is invoked, where the
+/// protocols are modules and `client::Start` is not one of theirs), the protocol's name and
+/// which side (with the state).
+fn endpoint_of(file: &File, path: &[String]) -> Option<(String, String)> {
+    path.windows(3).find_map(|names| {
+        let side = names[1].as_str();
         if side != "client" && side != "server" {
             return None;
         }
-        let owner = match i {
-            0 => protocol,
-            _ => file
-                .protocols
-                .iter()
-                .find(|p| p.name.unraw() == path[i - 1])?,
-        };
-        owner.state_index(&pair[1])?;
+        let owner = file.protocols.iter().find(|p| p.name.unraw() == names[0])?;
+        owner.state_index(&names[2])?;
         Some((
             owner.name.unraw().to_string(),
-            format!("{side}'s `{}`", pair[1]),
+            format!("{side}'s `{}`", names[2]),
         ))
     })
 }
@@ -877,6 +870,22 @@ mod tests {
         assert_eq!(method_name("Money2Go"), "money2_go");
         assert_eq!(method_name("r#Type"), "type");
         assert_eq!(method_name("sayHello"), "say_hello");
+    }
+
+    #[test]
+    fn a_wire_payload_is_an_endpoint_only_through_its_protocols_name() {
+        // Payloads are named as where `proto!` is invoked: `client::Login` there is the
+        // user's module, whatever the protocol's states are called.
+        let source = "#[wire] bank { Login: send { Login(client::Login) -> ! } }";
+        assert!(crate::analyze(source).is_ok());
+        let source = "#[wire] bank { Login: send { Login(bank::client::Login) -> ! } }";
+        let errors = crate::analyze(source).unwrap_err();
+        assert!(
+            errors
+                .iter()
+                .any(|e| e.message.contains("cannot send an endpoint")),
+            "{errors:?}"
+        );
     }
 
     #[test]
