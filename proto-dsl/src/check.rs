@@ -492,6 +492,7 @@ impl ProtocolChecker<'_> {
         }
         self.messages(state);
         self.undeclared_parameters(state);
+        self.unnameable_types(state);
     }
 
     fn messages(&mut self, state: &State) {
@@ -627,6 +628,62 @@ impl ProtocolChecker<'_> {
                         );
                     }
                     self.errors.push(error);
+                }
+            }
+        }
+    }
+
+    /// Payload types and type arguments that name no type where `proto!` is invoked, where
+    /// they are looked up (`Self`), or that no item may hold (`impl Trait`, `_`): refused
+    /// here, in protocol words, since rustc would report them at the hidden type aliases that
+    /// name the user's types in the generated module (`impl Trait` as an unstable feature).
+    fn unnameable_types(&mut self, state: &State) {
+        for message in &state.messages {
+            let payloads = message
+                .payload
+                .iter()
+                .map(|ty| ("a payload type", &ty.span, Unnameable::of_type(&ty.syn)));
+            let args = match &message.next {
+                Next::State { args, .. } => args.as_slice(),
+                Next::End { .. } => &[],
+            };
+            let args = args.iter().map(|arg| {
+                let mut found = Unnameable::default();
+                found.visit_generic_argument(&arg.syn);
+                ("a type argument", &arg.span, found)
+            });
+            for (what, span, found) in payloads.chain(args) {
+                if found.self_type {
+                    for at in occurrences(self.source, span, "Self") {
+                        self.errors.push(
+                            Diagnostic::error(format!("{what} cannot name `Self`"), at, "`Self` is no type here")
+                                .with_help("the types of a protocol are named as where `proto!` is invoked, outside any impl; write the type out"),
+                        );
+                    }
+                }
+                if let Some(bounds) = &found.impl_trait {
+                    for at in occurrences(self.source, span, "impl") {
+                        self.errors.push(
+                            Diagnostic::error(format!("{what} cannot be `impl Trait`"), at, "`impl Trait` here")
+                                .with_help(format!(
+                                    "give the state a type parameter to use in its place: `{}: {}<T: {bounds}>`",
+                                    state.name.unraw(),
+                                    state.direction.map_or("send", |d| d.word()),
+                                )),
+                        );
+                    }
+                }
+                if found.infer {
+                    for at in occurrences(self.source, span, "_") {
+                        self.errors.push(
+                            Diagnostic::error(
+                                format!("{what} cannot be left to inference"),
+                                at,
+                                "`_` here",
+                            )
+                            .with_help("write the type out"),
+                        );
+                    }
                 }
             }
         }
@@ -826,6 +883,46 @@ impl<'ast> Visit<'ast> for Names {
 
     fn visit_lifetime(&mut self, lifetime: &'ast syn::Lifetime) {
         self.0.push(lifetime.to_string());
+    }
+}
+
+/// What [`ProtocolChecker::unnameable_types`] refuses, found in a Rust fragment (not inside
+/// a macro's tokens: what a macro makes of them is rustc's to judge).
+#[derive(Default)]
+struct Unnameable {
+    self_type: bool,
+    /// The bounds of the first `impl Trait`, as written.
+    impl_trait: Option<String>,
+    infer: bool,
+}
+
+impl Unnameable {
+    fn of_type(ty: &syn::Type) -> Unnameable {
+        let mut found = Unnameable::default();
+        found.visit_type(ty);
+        found
+    }
+}
+
+impl<'ast> Visit<'ast> for Unnameable {
+    fn visit_path(&mut self, path: &'ast syn::Path) {
+        if path.leading_colon.is_none() && path.segments.first().is_some_and(|s| s.ident == "Self")
+        {
+            self.self_type = true;
+        }
+        syn::visit::visit_path(self, path);
+    }
+
+    fn visit_type_impl_trait(&mut self, ty: &'ast syn::TypeImplTrait) {
+        if self.impl_trait.is_none() {
+            let text = crate::diagram::type_text(&syn::Type::ImplTrait(ty.clone()));
+            self.impl_trait = Some(text.trim_start_matches("impl ").to_string());
+        }
+        syn::visit::visit_type_impl_trait(self, ty);
+    }
+
+    fn visit_type_infer(&mut self, _: &'ast syn::TypeInfer) {
+        self.infer = true;
     }
 }
 
