@@ -202,3 +202,41 @@ fn a_const_generic_state_whose_payload_uses_its_parameter() {
     };
     assert_eq!(last, [4, 5]);
 }
+
+mod macro_payload {
+    pub use super::Login;
+
+    /// A type written by a macro, which is expanded where `proto!` is invoked too, and handed
+    /// the state's parameter.
+    macro_rules! pair {
+        ($t:ty) => {
+            ($t, $t)
+        };
+    }
+
+    pipes::proto! {
+        pub pairs {
+            Login: send<T: Send> { Login(pair!(Login)) -> Login<T>, Both(pair!(T)) -> ! }
+        }
+    }
+}
+
+#[test]
+fn a_payload_written_by_a_macro_is_expanded_where_proto_is_invoked() {
+    use macro_payload::pairs;
+    let (server, client) = pairs::init::<u8>();
+    let login = |user: &str| Login { user: user.into() };
+    client
+        .login((login("a"), login("b")))
+        .unwrap()
+        .both((1, 2))
+        .unwrap();
+    let pairs::Login::Login((a, b), server) = server.recv().unwrap() else {
+        panic!("the logins first")
+    };
+    assert_eq!((a.user.as_str(), b.user.as_str()), ("a", "b"));
+    let pairs::Login::Both(both) = server.recv().unwrap() else {
+        panic!("the pair")
+    };
+    assert_eq!(both, (1, 2));
+}
