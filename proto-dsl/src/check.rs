@@ -20,7 +20,8 @@ pub const RESERVED_STATE_NAMES: &[&str] = &["client", "server"];
 
 /// The generated module's own hidden items (with `#[wire]`, its pump's too). A state's hidden
 /// payload enum is `__` and the state's name, so no state may make one of these; names that
-/// start with `__` are refused outright, as the generated code's.
+/// start with `__` are refused outright, as the generated code's. (The module of aliases of
+/// the user's types, `__super`, needs no entry: no state can be called `super`.)
 pub const HIDDEN_ITEMS: &[&str] = &[
     "__Buffer",
     "__FromClient",
