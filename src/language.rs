@@ -93,6 +93,8 @@
 //! - A payload cannot name `Self` (there is no `Self` where `proto!` is invoked), be
 //!   `impl Trait` (give the state a type parameter instead) or leave a part to inference
 //!   (`_`): each is refused at the token.
+//! - `Next` is `State`, `State<Types>` for a generic state, or `!`.
+//! - Message names are unique within a state; two states may have messages of the same name.
 //!
 //! ```
 //! /// Who logs in: the payload of the message `Login` of the state `Login`.
@@ -113,8 +115,6 @@
 //!     assert_eq!(login.user, "ada");
 //! }
 //! ```
-//! - `Next` is `State`, `State<Types>` for a generic state, or `!`.
-//! - Message names are unique within a state; two states may have messages of the same name.
 //!
 //! On the sending side each message is a method that consumes the endpoint, sends, and returns
 //! the endpoint for the next state. If the receiving side is gone the payload comes back in a
