@@ -81,12 +81,40 @@
 //! [doc comments and attributes] Name[(Type, ...)] -> Next
 //! ```
 //!
-//! - The payload is any list of Rust types, resolved where `proto!` is invoked (the generated
-//!   module does `use super::*`). Inside a function body that is the function's enclosing
-//!   module, so types declared inside a function are not visible: declare them at module
-//!   level.
+//! - The payload is any list of Rust types, named as where `proto!` is invoked, whatever the
+//!   generated module holds: a payload `Login` of a state `Login` is the invoking module's
+//!   `Login`, not the state's enum; `client::Id` goes through the invoking module's `client`,
+//!   not the generated one; `super::` and `self::` start from the invoking module. The same
+//!   holds for the type arguments of `-> State<Types>`. The protocol's own endpoints are
+//!   named through its module there, as any protocol's are: `bank::client::Login`.
+//! - Inside a function body, types are named as in the module the function is in: the types
+//!   the function declares itself are not visible (a module declared in a function cannot
+//!   name the function's items), so declare them at module level.
+//! - A payload cannot name `Self` (there is no `Self` where `proto!` is invoked), be
+//!   `impl Trait` (give the state a type parameter instead) or leave a part to inference
+//!   (`_`): each is refused at the token.
 //! - `Next` is `State`, `State<Types>` for a generic state, or `!`.
 //! - Message names are unique within a state; two states may have messages of the same name.
+//!
+//! ```
+//! /// Who logs in: the payload of the message `Login` of the state `Login`.
+//! pub struct Login {
+//!     pub user: String,
+//! }
+//!
+//! pipes::proto! {
+//!     pub bank {
+//!         Login: send { Login(Login) -> ! }
+//!     }
+//! }
+//!
+//! fn main() {
+//!     let (server, client) = bank::init();
+//!     client.login(Login { user: "ada".into() }).unwrap();
+//!     let bank::Login::Login(login) = server.recv().unwrap();
+//!     assert_eq!(login.user, "ada");
+//! }
+//! ```
 //!
 //! On the sending side each message is a method that consumes the endpoint, sends, and returns
 //! the endpoint for the next state. If the receiving side is gone the payload comes back in a
@@ -189,7 +217,9 @@
 //! and its enum take those parameters, and a message that steps to it passes them:
 //! `-> Stream<T>`, with exactly as many arguments as the state declares. A state uses only the
 //! parameters it declares itself: a parameter of another state named in this state's payloads
-//! or arguments is an error that says to declare it here too.
+//! or arguments is an error that says to declare it here too. Bounds, and the types of const
+//! parameters, are named inside the generated module (it sees the invoking module's items,
+//! but its own `client`, `server` and state types come first), unlike payload types.
 //!
 //! The 2012 language wrote bounds as *kinds*; the two with a meaning today are accepted in
 //! lower case: `send` means `Send` and `copy` means `Copy`, so the seed's

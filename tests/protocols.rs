@@ -347,7 +347,7 @@ mod delegation {
     pipes::proto! {
         /// A job carries the endpoint its result must be sent on: delegation.
         pub jobs {
-            Open: send { Job(u64, super::result::server::Waiting) -> Open, Close -> ! }
+            Open: send { Job(u64, result::server::Waiting) -> Open, Close -> ! }
         }
 
         pub result {

@@ -152,10 +152,12 @@ pub use stream::{Chan, Port, stream};
 /// Declares protocols and generates their typed endpoints. See the `pipes` crate docs for the
 /// language and for what a protocol generates.
 ///
-/// Each protocol becomes a module that sees the items of the module `proto!` is invoked in
-/// (`use super::*`), which is where payload types are looked up. Inside a function body that is
-/// the function's enclosing module, not the function, so declare protocols whose payloads are
-/// local types at module level.
+/// Each protocol becomes a module. Its payload types (and the type arguments of its
+/// transitions) are named as where `proto!` is invoked, even where the module holds a name of
+/// its own: a payload `Login` of a state `Login` is the invoking module's `Login`, and
+/// `super::` starts from the invoking module. Inside a function body, types are named as in
+/// the module the function is in, so types declared inside the function itself are not
+/// visible: declare them at module level.
 ///
 /// ```
 /// pipes_runtime::proto! {

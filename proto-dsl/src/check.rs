@@ -20,7 +20,8 @@ pub const RESERVED_STATE_NAMES: &[&str] = &["client", "server"];
 
 /// The generated module's own hidden items (with `#[wire]`, its pump's too). A state's hidden
 /// payload enum is `__` and the state's name, so no state may make one of these; names that
-/// start with `__` are refused outright, as the generated code's.
+/// start with `__` are refused outright, as the generated code's. (The module of aliases of
+/// the user's types, `__super`, needs no entry: no state can be called `super`.)
 pub const HIDDEN_ITEMS: &[&str] = &[
     "__Buffer",
     "__FromClient",
@@ -208,10 +209,8 @@ fn wire(file: &File, protocol: &Protocol, errors: &mut Vec<Diagnostic>) {
             for payload in &message.payload {
                 let mut paths = Paths::default();
                 paths.visit_type(&payload.syn);
-                if let Some((other, state)) = paths
-                    .0
-                    .iter()
-                    .find_map(|path| endpoint_of(file, protocol, path))
+                if let Some((other, state)) =
+                    paths.0.iter().find_map(|path| endpoint_of(file, path))
                 {
                     let is_wire = file
                         .protocols
@@ -237,26 +236,21 @@ fn wire(file: &File, protocol: &Protocol, errors: &mut Vec<Diagnostic>) {
     }
 }
 
-/// If `path` names an endpoint type of a protocol in `file` (`other::client::Start`, or
-/// `client::Start` of `protocol` itself, as a payload written in its module would), the
-/// protocol's name and which side (with the state).
-fn endpoint_of(file: &File, protocol: &Protocol, path: &[String]) -> Option<(String, String)> {
-    path.windows(2).enumerate().find_map(|(i, pair)| {
-        let side = pair[0].as_str();
+/// If `path` names an endpoint type of a protocol in `file` (`other::client::Start`, the
+/// protocol's own included: a payload is named as where `proto!` is invoked, where the
+/// protocols are modules and `client::Start` is not one of theirs), the protocol's name and
+/// which side (with the state).
+fn endpoint_of(file: &File, path: &[String]) -> Option<(String, String)> {
+    path.windows(3).find_map(|names| {
+        let side = names[1].as_str();
         if side != "client" && side != "server" {
             return None;
         }
-        let owner = match i {
-            0 => protocol,
-            _ => file
-                .protocols
-                .iter()
-                .find(|p| p.name.unraw() == path[i - 1])?,
-        };
-        owner.state_index(&pair[1])?;
+        let owner = file.protocols.iter().find(|p| p.name.unraw() == names[0])?;
+        owner.state_index(&names[2])?;
         Some((
             owner.name.unraw().to_string(),
-            format!("{side}'s `{}`", pair[1]),
+            format!("{side}'s `{}`", names[2]),
         ))
     })
 }
@@ -499,6 +493,7 @@ impl ProtocolChecker<'_> {
         }
         self.messages(state);
         self.undeclared_parameters(state);
+        self.unnameable_types(state);
     }
 
     fn messages(&mut self, state: &State) {
@@ -634,6 +629,62 @@ impl ProtocolChecker<'_> {
                         );
                     }
                     self.errors.push(error);
+                }
+            }
+        }
+    }
+
+    /// Payload types and type arguments that name no type where `proto!` is invoked, where
+    /// they are looked up (`Self`), or that no item may hold (`impl Trait`, `_`): refused
+    /// here, in protocol words, since rustc would report them at the hidden type aliases that
+    /// name the user's types in the generated module (`impl Trait` as an unstable feature).
+    fn unnameable_types(&mut self, state: &State) {
+        for message in &state.messages {
+            let payloads = message
+                .payload
+                .iter()
+                .map(|ty| ("a payload type", &ty.span, Unnameable::of_type(&ty.syn)));
+            let args = match &message.next {
+                Next::State { args, .. } => args.as_slice(),
+                Next::End { .. } => &[],
+            };
+            let args = args.iter().map(|arg| {
+                let mut found = Unnameable::default();
+                found.visit_generic_argument(&arg.syn);
+                ("a type argument", &arg.span, found)
+            });
+            for (what, span, found) in payloads.chain(args) {
+                if found.self_type {
+                    for at in occurrences(self.source, span, "Self") {
+                        self.errors.push(
+                            Diagnostic::error(format!("{what} cannot name `Self`"), at, "`Self` is no type here")
+                                .with_help("the types of a protocol are named as where `proto!` is invoked, outside any impl; write the type out"),
+                        );
+                    }
+                }
+                if let Some(bounds) = &found.impl_trait {
+                    for at in occurrences(self.source, span, "impl") {
+                        self.errors.push(
+                            Diagnostic::error(format!("{what} cannot be `impl Trait`"), at, "`impl Trait` here")
+                                .with_help(format!(
+                                    "give the state a type parameter to use in its place: `{}: {}<T: {bounds}>`",
+                                    state.name.unraw(),
+                                    state.direction.map_or("send", |d| d.word()),
+                                )),
+                        );
+                    }
+                }
+                if found.infer {
+                    for at in occurrences(self.source, span, "_") {
+                        self.errors.push(
+                            Diagnostic::error(
+                                format!("{what} cannot be left to inference"),
+                                at,
+                                "`_` here",
+                            )
+                            .with_help("write the type out"),
+                        );
+                    }
                 }
             }
         }
@@ -836,6 +887,46 @@ impl<'ast> Visit<'ast> for Names {
     }
 }
 
+/// What [`ProtocolChecker::unnameable_types`] refuses, found in a Rust fragment (not inside
+/// a macro's tokens: what a macro makes of them is rustc's to judge).
+#[derive(Default)]
+struct Unnameable {
+    self_type: bool,
+    /// The bounds of the first `impl Trait`, as written.
+    impl_trait: Option<String>,
+    infer: bool,
+}
+
+impl Unnameable {
+    fn of_type(ty: &syn::Type) -> Unnameable {
+        let mut found = Unnameable::default();
+        found.visit_type(ty);
+        found
+    }
+}
+
+impl<'ast> Visit<'ast> for Unnameable {
+    fn visit_path(&mut self, path: &'ast syn::Path) {
+        if path.leading_colon.is_none() && path.segments.first().is_some_and(|s| s.ident == "Self")
+        {
+            self.self_type = true;
+        }
+        syn::visit::visit_path(self, path);
+    }
+
+    fn visit_type_impl_trait(&mut self, ty: &'ast syn::TypeImplTrait) {
+        if self.impl_trait.is_none() {
+            let text = crate::diagram::type_text(&syn::Type::ImplTrait(ty.clone()));
+            self.impl_trait = Some(text.trim_start_matches("impl ").to_string());
+        }
+        syn::visit::visit_type_impl_trait(self, ty);
+    }
+
+    fn visit_type_infer(&mut self, _: &'ast syn::TypeInfer) {
+        self.infer = true;
+    }
+}
+
 /// Where `name` occurs as a whole token within `span` of the source: syn values carry no
 /// positions here (they may have been parsed inside a proc macro), so the text is searched.
 /// Falls back to the whole fragment if the text does not show it.
@@ -877,6 +968,22 @@ mod tests {
         assert_eq!(method_name("Money2Go"), "money2_go");
         assert_eq!(method_name("r#Type"), "type");
         assert_eq!(method_name("sayHello"), "say_hello");
+    }
+
+    #[test]
+    fn a_wire_payload_is_an_endpoint_only_through_its_protocols_name() {
+        // Payloads are named as where `proto!` is invoked: `client::Login` there is the
+        // user's module, whatever the protocol's states are called.
+        let source = "#[wire] bank { Login: send { Login(client::Login) -> ! } }";
+        assert!(crate::analyze(source).is_ok());
+        let source = "#[wire] bank { Login: send { Login(bank::client::Login) -> ! } }";
+        let errors = crate::analyze(source).unwrap_err();
+        assert!(
+            errors
+                .iter()
+                .any(|e| e.message.contains("cannot send an endpoint")),
+            "{errors:?}"
+        );
     }
 
     #[test]

@@ -1,7 +1,9 @@
 //! Code generation: a checked protocol becomes the module of DESIGN section 3 (`init()`, one
 //! enum per state, `client` and `server` endpoint types, send and receive methods, `Recv`
 //! impls, docs on every item). Output is built with `quote` only, names everything through the
-//! runtime's `__private` module, and depends on nothing but the input, so it is deterministic.
+//! runtime's `__private` module (and the user's types through aliases that name them as the
+//! call site does: `payloads.rs`), and depends on nothing but the input, so it is
+//! deterministic.
 //!
 //! Three layouts share one shape (`layout.rs` decides which):
 //! - a *buffer* (bounded protocols): one session buffer from `init()` with a slot per state;
@@ -33,6 +35,7 @@ use crate::check::method_name;
 use crate::layout::Layout;
 use crate::liveness::Liveness;
 
+mod payloads;
 mod wire;
 
 /// How to generate: where the runtime is, and where the user's tokens are.
@@ -129,6 +132,8 @@ struct Gen<'a> {
     liveness: &'a Liveness,
     /// Whether the module docs end with a state diagram (SVG).
     diagram: bool,
+    /// The aliases that name the user's types as the call site does (see `payloads.rs`).
+    payloads: payloads::Payloads,
 }
 
 impl<'a> Gen<'a> {
@@ -138,7 +143,7 @@ impl<'a> Gen<'a> {
         layout: &'a Layout,
         options: &'a Options<'a>,
     ) -> Self {
-        Gen {
+        let mut generator = Gen {
             protocol,
             states: protocol.state_map(),
             options,
@@ -146,7 +151,10 @@ impl<'a> Gen<'a> {
             layout,
             liveness,
             diagram: false,
-        }
+            payloads: payloads::Payloads::default(),
+        };
+        generator.payloads = generator.collect_payloads();
+        generator
     }
 
     /// Whether sessions live in one buffer.
@@ -264,9 +272,10 @@ impl<'a> Gen<'a> {
     fn next_args(&self, message: &Message) -> TokenStream {
         match &message.next {
             Next::State { args, .. } if !args.is_empty() => {
-                let args = args
-                    .iter()
-                    .map(|arg| self.respan(arg.syn.to_token_stream(), &arg.span));
+                let args = args.iter().map(|arg| match &arg.syn {
+                    syn::GenericArgument::Type(ty) => self.user_type(ty, &arg.span),
+                    other => self.respan(other.to_token_stream(), &arg.span),
+                });
                 quote!(<#(#args),*>)
             }
             _ => quote!(),
@@ -309,12 +318,12 @@ impl<'a> Gen<'a> {
         Some(quote!(#module::#state #args))
     }
 
-    /// The payload types of a message.
+    /// The payload types of a message, as the module names them (see `payloads.rs`).
     fn payload_types(&self, message: &Message) -> Vec<TokenStream> {
         message
             .payload
             .iter()
-            .map(|ty| self.respan(ty.syn.to_token_stream(), &ty.span))
+            .map(|ty| self.user_type(&ty.syn, &ty.span))
             .collect()
     }
 
@@ -450,15 +459,18 @@ impl<'a> Gen<'a> {
             .iter()
             .map(|state| self.endpoint_impls(state));
         let wire = self.wire();
+        let payloads = self.payload_module();
         quote! {
             #docs
             #attrs
             #[allow(non_camel_case_types, non_snake_case, clippy::all)]
             #vis mod #name {
-                // Payload types are written where the macro is invoked.
+                // For what names things besides the user's types (`__super`): bounds,
+                // const parameters' types, attributes.
                 #[allow(unused_imports)]
                 use super::*;
                 use #runtime::__private as __pipes;
+                #payloads
 
                 #init
                 #(#enums)*

@@ -42,7 +42,7 @@ fn sender(state: &State) -> Option<&'static str> {
 }
 
 /// A type as rustfmt would write it (`Vec<u8>`, not the token stream's `Vec < u8 >`).
-fn type_text(ty: &syn::Type) -> String {
+pub(crate) fn type_text(ty: &syn::Type) -> String {
     // prettyplease formats whole files only: wrap the type in an alias and cut it out again.
     let file: syn::File = syn::parse_quote!(type __T = #ty;);
     let text = prettyplease::unparse(&file);

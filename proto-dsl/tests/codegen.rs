@@ -109,6 +109,41 @@ fn every_token_of_a_fragment_is_placed_at_its_own_offset() {
     }
 }
 
+/// The user's types are aliased once each in the module's `__super`, which names them as the
+/// call site does: with the state's parameters each one uses (type, lifetime, const, and
+/// those a macro is handed), a leading `super` taken two modules further up, a message's
+/// `#[cfg]` carried over, and type arguments of transitions aliased too (a bare parameter is
+/// left as it is). The items use the aliases.
+#[test]
+fn user_types_are_aliased_once_each() {
+    let source = "p {\n    \
+                  Login: send<'a, T: ?Sized, const N: usize> {\n        \
+                  Login(Login, client::Id, super::Token) -> Login<'a, T, N>,\n        \
+                  Again(Login, &'a T, [u8; N], Box<T>) -> Login<'a, T, N>,\n        \
+                  Framed(Frame<N>, pair!(T), borrowed!('a)) -> Next<Login>,\n        \
+                  #[cfg(feature = \"x\")]\n        \
+                  Gated(Login) -> !,\n    \
+                  }\n    \
+                  Next: recv<U> { Done(U, Vec<U>) -> ! }\n}\n";
+    let text = common::expand(source, false);
+    let item = |start: &str| {
+        let at = text
+            .find(start)
+            .unwrap_or_else(|| panic!("no {start:?} in {text}"));
+        let end = text[at..].find("\n    }\n").expect("the item's end") + at;
+        text[at..end + "\n    }".len()].to_string()
+    };
+    insta::assert_snapshot!(
+        "expand__user_types",
+        format!(
+            "{}\n{}\n{}",
+            item("    /// The user's types"),
+            item("    pub enum Login<"),
+            item("    pub enum Next<")
+        )
+    );
+}
+
 /// What `#[wire]` adds to a protocol's module (the rest of the module is the same as without
 /// it): the `Wire` type, the payload check, and a pump per side.
 #[test]

@@ -80,6 +80,7 @@ broken! {
     raw_names: 2;
     wire_rules: 4;
     wire_with_arguments: 1;
+    unnameable_types: 3;
 }
 
 /// Each error class of the issue is exercised by some broken protocol above.
@@ -122,6 +123,12 @@ fn every_error_class_is_covered() {
         ("wire_rules", "cannot be called `Wire`"),
         ("wire_rules", "cannot send an endpoint"),
         ("wire_with_arguments", "`#[wire]` takes no arguments"),
+        ("unnameable_types", "a payload type cannot name `Self`"),
+        ("unnameable_types", "a payload type cannot be `impl Trait`"),
+        (
+            "unnameable_types",
+            "a type argument cannot be left to inference",
+        ),
     ];
     for (name, message) in classes {
         let (rendered, _) = render(name);

@@ -15,7 +15,7 @@ pipes::proto! {
         }
         Connected: send {
             Hand(account::client::Open) -> Connected,
-            Again(Box<client::Login>) -> !,
+            Again(Box<bank::client::Login>) -> !,
         }
     }
 }
