@@ -87,9 +87,10 @@
 //!   not the generated one; `super::` and `self::` start from the invoking module. The same
 //!   holds for the type arguments of `-> State<Types>`. The protocol's own endpoints are
 //!   named through its module there, as any protocol's are: `bank::client::Login`.
-//! - Inside a function body, types are named as in the module the function is in: the types
-//!   the function declares itself are not visible (a module declared in a function cannot
-//!   name the function's items), so declare them at module level.
+//! - Inside a function body, types are named as in the module the function is in (and the
+//!   protocol's own module by its name): the types the function declares itself are not
+//!   visible (a module declared in a function cannot name the function's items), so declare
+//!   them at module level.
 //! - A payload cannot name `Self` (there is no `Self` where `proto!` is invoked), be
 //!   `impl Trait` (give the state a type parameter instead) or leave a part to inference
 //!   (`_`): each is refused at the token.

@@ -130,6 +130,25 @@ fn a_protocol_in_a_function_body_names_the_modules_types_even_where_its_states_w
     assert_eq!(login.user, "bo");
 }
 
+#[test]
+fn a_protocol_in_a_function_body_names_its_own_endpoints_through_its_module() {
+    pipes::proto! {
+        relay {
+            Start: send { Pass(relay::server::Start) -> ! }
+        }
+    }
+
+    let (outer_server, outer_client) = relay::init();
+    let (inner_server, inner_client) = relay::init();
+    outer_client.pass(inner_server).unwrap();
+    let relay::Start::Pass(passed) = outer_server.recv().unwrap();
+    drop(inner_client);
+    assert!(
+        passed.recv().is_err(),
+        "the passed endpoint is the inner session's"
+    );
+}
+
 mod type_arguments {
     pub use super::Login;
 

@@ -37,6 +37,10 @@ pub(super) struct Payloads {
     aliases: Vec<TokenStream>,
     /// By the offset a type was written at: its alias and the parameters it passes.
     at: HashMap<usize, (Ident, TokenStream)>,
+    /// Whether a type names the protocol's own module (`bank::client::Login`): `__super` then
+    /// names it itself, as the call site does, since a protocol declared in a function body is
+    /// out of the glob's reach (the glob sees the function's module, not its body).
+    names_own_module: bool,
 }
 
 impl Gen<'_> {
@@ -52,7 +56,9 @@ impl Gen<'_> {
                     if is_parameter(ty, &state.generics.syn) {
                         continue;
                     }
-                    let params = used_parameters(ty, state);
+                    let mentioned = Mentioned::of(ty);
+                    payloads.names_own_module |= mentioned.0.contains(self.protocol.name.unraw());
+                    let params = used_parameters(&mentioned, state);
                     let (decl, args) = alias_generics(&params);
                     let key = format!("{cfgs} {} {decl}", ty.to_token_stream());
                     let alias = seen.entry(key).or_insert_with(|| {
@@ -111,11 +117,16 @@ impl Gen<'_> {
             return quote!();
         }
         let module = format_ident!("{MODULE}");
+        let own = self.payloads.names_own_module.then(|| {
+            let name = self.ident(&self.protocol.name);
+            quote!(use super::{self as #name};)
+        });
         quote! {
             /// The user's types, named as where `proto!` is invoked.
             #[allow(dead_code, unused_imports)]
             mod #module {
                 use super::super::*;
+                #own
                 #(#aliases)*
             }
         }
@@ -177,13 +188,8 @@ fn is_parameter(ty: &syn::Type, generics: &syn::Generics) -> bool {
     })
 }
 
-/// The state's parameters that `ty` mentions, in the order the state declares them.
-fn used_parameters<'s>(ty: &syn::Type, state: &'s State) -> Vec<&'s syn::GenericParam> {
-    if state.generics.params.is_empty() {
-        return Vec::new();
-    }
-    let mut names = Mentioned::default();
-    names.visit_type(ty);
+/// The state's parameters that a type mentions, in the order the state declares them.
+fn used_parameters<'s>(names: &Mentioned, state: &'s State) -> Vec<&'s syn::GenericParam> {
     state
         .generics
         .syn
@@ -249,6 +255,12 @@ impl<'ast> Visit<'ast> for Mentioned {
 }
 
 impl Mentioned {
+    fn of(ty: &syn::Type) -> Mentioned {
+        let mut names = Mentioned::default();
+        names.visit_type(ty);
+        names
+    }
+
     fn tokens(&mut self, tokens: TokenStream) {
         // A lifetime is a `'` and an identifier.
         let mut quote = false;
