@@ -367,7 +367,7 @@ unsafe fn release<T>(lane: NonNull<Lane<T>>) {
     // SAFETY: both ends are gone, so nobody else takes it.
     if let Some(queue) = unsafe { take_upgrade(&lane) } {
         // SAFETY: no port ever received from this queue, and none will.
-        unsafe { queue.close() };
+        unsafe { queue.close(None) };
     }
 }
 
@@ -535,7 +535,7 @@ impl<T> LaneTx<T> {
             // SAFETY: we are the sender.
             if let Some(queue) = unsafe { take_upgrade(self.lane()) } {
                 // SAFETY: no port ever received from this queue, and none will.
-                unsafe { queue.close() };
+                unsafe { queue.close(None) };
             }
         }
         // SAFETY: this is the sender's one release; what it sent the receiver takes or drops
@@ -804,9 +804,9 @@ unsafe fn close_receiver_now<T>(lane: NonNull<()>, queue: Option<&DropQueue>) {
     // The sender hung up into a shared chan before our close (or is about to: then whichever
     // of us swaps the upgrade out closes it): its queue has no port from now on.
     // SAFETY: we act as the receiving end.
-    if let Some(queue) = unsafe { take_upgrade(shared) } {
+    if let Some(upgrade) = unsafe { take_upgrade(shared) } {
         // SAFETY: the port never received from this queue (it would have taken the upgrade).
-        unsafe { queue.close() };
+        unsafe { upgrade.close(queue) };
     }
     // A sender waiting for room has all it will get.
     let reported = shared.taken.0.swap(RX_CLOSED, Ordering::AcqRel);

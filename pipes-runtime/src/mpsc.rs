@@ -26,6 +26,7 @@ use std::time::Instant;
 
 use crossbeam_utils::CachePadded;
 
+use crate::drop_queue::{self, DropQueue};
 use crate::panics::deferring;
 use crate::queue::{Pop, Queue};
 use crate::spin::spin_until;
@@ -43,7 +44,10 @@ const RUNG: usize = 3;
 struct Consumer<T> {
     /// A message popped by a look and not yet received; or the queue found closed.
     stash: Option<Take<T>>,
-    /// Whether the queue's next slot is armed by us and not yet popped.
+    /// Whether we armed the queue and no pop has spent the arm since: an arm to take back
+    /// when the last waiter gives up. An arm on a segment's link is spent by the link without
+    /// a pop, so this can be stale; taking back a spent arm is harmless (the slot it would
+    /// clear has no arm of ours), and a wait arms again rather than trust it.
     armed: bool,
 }
 
@@ -222,8 +226,13 @@ impl<T> SharedQueue<T> {
             if armed {
                 return true;
             }
-            // Published meanwhile: nobody will ring for this arm.
-            let _ = self.signal.unregister(QUIET, waiter);
+            // Published meanwhile: nobody will ring for this arm, so take the waiter back and
+            // look again. Unless a stale ring (for an arm taken back earlier) swapped it out
+            // first: it is woken then, as a registration's waiter is, so this is one (a port
+            // set that also listed the port itself would list it twice).
+            if self.signal.unregister(QUIET, waiter).is_err() {
+                return true;
+            }
         }
     }
 
@@ -332,11 +341,10 @@ impl<T> SharedQueue<T> {
                 // Rung in between: look again.
                 continue;
             }
-            // SAFETY: as the caller guarantees.
-            if unsafe { self.consumer(|consumer| consumer.armed) } {
-                // An earlier watch's arm stands, on the slot a receive would take next.
-                return false;
-            }
+            // Armed again even if an earlier watch armed: `armed` may speak of an arm on a
+            // segment's link that the linker has spent (it rang, and the receive that followed
+            // moved to the new segment and found it empty), and nobody would ring for the slot
+            // a receive takes next. Arming is idempotent on a slot, and on a link not yet made.
             // SAFETY: as the caller guarantees; the queue said empty just above and nothing
             // was popped since.
             let armed = unsafe { self.queue.arm() };
@@ -370,11 +378,13 @@ impl<T> SharedQueue<T> {
     }
 
     /// The port's drop: closes the queue (later sends hand their message back), drops every
-    /// message sent before, and the stash; wakes a watch left behind.
+    /// message sent before, and the stash, through `drops` (the thread's drop queue, if it is
+    /// still there: ports among a message's fields are queued there, not recursed into);
+    /// wakes a watch left behind.
     ///
     /// # Safety
     /// The caller is the port, last thing.
-    pub(crate) unsafe fn close(&self) {
+    pub(crate) unsafe fn close(&self, drops: Option<&DropQueue>) {
         // A waker that panics must not keep the queue open (see `deferring`).
         deferring(|| {
             let found = self.signal.0.swap(QUIET, Ordering::AcqRel);
@@ -385,8 +395,11 @@ impl<T> SharedQueue<T> {
             // SAFETY: as the caller guarantees.
             let stash = unsafe { self.consumer(|consumer| consumer.stash.take()) };
             // SAFETY: as the caller guarantees: no consumer method runs after this.
-            unsafe { self.queue.close() };
-            drop(stash);
+            unsafe {
+                self.queue
+                    .close_with(|message| drop_queue::drop_message(message, drops))
+            };
+            drop_queue::drop_message(stash, drops);
         });
     }
 }

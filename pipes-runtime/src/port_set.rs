@@ -387,7 +387,11 @@ impl<T> PortSet<T> {
     /// Serves the local ready list until a message turns up or the list runs dry. O(1) per
     /// message: each port popped either yields one, or is watched, or leaves the set.
     fn poll(&self, linger: bool) -> Poll<T> {
-        self.with_local(|local| self.serve(local, linger))
+        loop {
+            if let Some(polled) = self.with_local(|local| self.serve(local, linger)) {
+                return polled;
+            }
+        }
     }
 
     /// Runs `f` on the set's state, then drops what it left in [`Later`] once the borrow has
@@ -404,9 +408,12 @@ impl<T> PortSet<T> {
         result
     }
 
-    /// [`PortSet::poll`] on the borrowed state.
+    /// [`PortSet::poll`] on the borrowed state; `None` to be called again once what it left
+    /// in [`Later`] is dropped. It takes no message while something is there: dropping it runs
+    /// user code (a displaced task's `Waker`, a port's drop) that may panic, and that panic
+    /// must not drop a message already taken.
     #[inline]
-    fn serve(&self, local: &mut Local<T>, linger: bool) -> Poll<T> {
+    fn serve(&self, local: &mut Local<T>, linger: bool) -> Option<Poll<T>> {
         loop {
             if let Some((index, served)) = local.current {
                 let member = local.members[index]
@@ -422,7 +429,7 @@ impl<T> PortSet<T> {
                         } else {
                             local.current = Some((index, served + 1));
                         }
-                        return Poll::Message(message);
+                        return Some(Poll::Message(message));
                     }
                     Take::Empty => {
                         local.current = None;
@@ -454,21 +461,25 @@ impl<T> PortSet<T> {
                             self.list.drain(&mut local.ready, &mut local.spare);
                             local.ready.push_back(index);
                         }
+                        if !local.later.is_empty() {
+                            return None;
+                        }
                     }
                     Take::Closed => {
                         local.current = None;
                         local.remove(index);
+                        return None;
                     }
                 }
             }
             // Woken ports join the back first, so ports that stay ready cannot starve them.
             self.list.drain(&mut local.ready, &mut local.spare);
             let Some(index) = local.ready.pop_front() else {
-                return if local.live == 0 {
+                return Some(if local.live == 0 {
                     Poll::Closed
                 } else {
                     Poll::Empty
-                };
+                });
             };
             // On the list, so not watched: a sender swapped the waiter out, or none was left.
             local.members[index]

@@ -568,13 +568,24 @@ impl<T> Queue<T> {
     ///
     /// As for [`Queue::pop`]; no consumer method is called afterwards.
     pub unsafe fn close(&self) {
+        // SAFETY: as the caller guarantees.
+        unsafe { self.close_with(drop) };
+    }
+
+    /// [`Queue::close`], dropping each value with `drop_value` (which a port gives its
+    /// thread's drop queue, so that ports among a value's fields do not recurse).
+    ///
+    /// # Safety
+    ///
+    /// As for [`Queue::close`].
+    pub(crate) unsafe fn close_with(&self, mut drop_value: impl FnMut(T)) {
         let tail = self.producers.tail.fetch_or(CLOSED, Ordering::AcqRel);
         if tail & CLOSED != 0 {
             return;
         }
         self.consumer.state.with_mut(|consumer| {
             // SAFETY: as in `pop`; `tail` is where claims stopped.
-            unsafe { self.drain(&mut *consumer, tail) }
+            unsafe { self.drain(&mut *consumer, tail, &mut drop_value) }
         });
     }
 
@@ -881,15 +892,15 @@ impl<T> Queue<T> {
         }
     }
 
-    /// Drops every value from `head` up to the claim position `end` (waiting for each to be
-    /// published), then frees every segment and the spare.
+    /// Drops every value from `head` up to the claim position `end` with `drop_value` (waiting
+    /// for each to be published), then frees every segment and the spare.
     ///
     /// # Safety
     ///
     /// Called by the consumer, once; every position below `end` was claimed by a producer that
     /// did not see `CLOSED`, and no claim at or past `end` touches a segment (the queue is
     /// `CLOSED` at `end`, or nobody else holds it).
-    unsafe fn drain(&self, consumer: &mut Consumer<T>, end: usize) {
+    unsafe fn drain(&self, consumer: &mut Consumer<T>, end: usize, drop_value: &mut impl FnMut(T)) {
         if consumer.segment.is_null() {
             return;
         }
@@ -922,7 +933,7 @@ impl<T> Queue<T> {
                     continue;
                 }
                 // SAFETY: published and holding a value.
-                drop(unsafe { Self::take(consumer) });
+                drop_value(unsafe { Self::take(consumer) });
             }
         }) {}
         // Every producer that claimed below `end` published, after its last visit to a segment
@@ -982,7 +993,7 @@ impl<T> Drop for Queue<T> {
             let consumer = unsafe { &mut *consumer };
             if tail & CLOSED == 0 {
                 // SAFETY: as above.
-                unsafe { self.drain(consumer, tail) };
+                unsafe { self.drain(consumer, tail, &mut drop) };
             }
         });
         #[cfg(loom)]

@@ -81,9 +81,11 @@ use std::future::Future;
 use std::marker::PhantomData;
 use std::ops::Deref;
 use std::pin::Pin;
+use std::ptr::NonNull;
 use std::task::{Context, Poll, Waker};
 use std::time::{Duration, Instant};
 
+use crate::drop_queue::{self, DropQueue};
 use crate::endpoint::Recv;
 use crate::endpoint::sealed::Sealed;
 use crate::error::{Cause, RecvError, RecvTimeoutError, SendError, TryRecvError};
@@ -383,13 +385,32 @@ impl<T> PortTarget for Port<T> {
 
 impl<T> Drop for Port<T> {
     /// Closes the shared chan's queue if the port moved on to one (its senders then get their
-    /// messages back) and drops what was sent into it; the lane closes itself.
+    /// messages back) and drops what was sent into it, through the drop queue as the lane
+    /// does (a port dropped inside a message being dropped is queued, not recursed into); the
+    /// lane closes itself.
     fn drop(&mut self) {
-        if let Some(queue) = self.queue() {
-            // SAFETY: as in `take_next`; this is the port's last use of the queue.
-            unsafe { queue.close() };
+        if let Some(queue) = self.shared.take() {
+            let queue = NonNull::new(Arc::into_raw(queue).cast_mut()).expect("an Arc's pointer");
+            // SAFETY: `close_queue::<T>` is the disposal for this pointer's type, and our
+            // reference to the queue is ours to give up.
+            unsafe {
+                drop_queue::dispose((&raw const *self).cast(), queue.cast(), close_queue::<T>)
+            };
         }
     }
+}
+
+/// A port's drop of the shared chan's queue it moved on to: closes it, dropping its messages
+/// through `drops`.
+///
+/// # Safety
+/// As [`drop_queue::Dispose`] asks: `queue` is an `Arc<SharedQueue<T>>` given up with
+/// `Arc::into_raw` by `Port::drop`, whose port is gone.
+unsafe fn close_queue<T>(queue: NonNull<()>, drops: Option<&DropQueue>) {
+    // SAFETY: as the caller guarantees.
+    let queue = unsafe { Arc::from_raw(queue.cast::<SharedQueue<T>>().as_ptr()) };
+    // SAFETY: the port was the queue's one consumer, and it is gone.
+    unsafe { queue.close(drops) };
 }
 
 /// The future of [`Port::recv_async`]. `Send` when `T` is: it holds the port's exclusive

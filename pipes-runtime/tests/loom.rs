@@ -3,7 +3,8 @@
 //! several waiters on one set (two tasks, a task beside a thread's receive or select) and a port
 //! added while a task waits; a shared chan's senders; async receives registering, moving and
 //! taking back a waker; an endpoint closed with a cause while its peer waits; a sender (a
-//! thread or a task) waiting for room while its receiver takes or goes away. Every
+//! thread or a task) waiting for room while its receiver takes or goes away; a shared chan's
+//! port waiting across a segment's link, and joining a set after a timed-out wait. Every
 //! interleaving loom can find (loom also fails a model that leaks a waiter's `Arc`). Run with
 //! `RUSTFLAGS="--cfg loom" cargo test -p pipes-runtime --test loom --release`.
 #![cfg(loom)]
@@ -1124,5 +1125,60 @@ fn a_task_waiting_for_room_races_the_receivers_take() {
         drop(taker.join().unwrap());
         drop(client);
         assert_eq!(drops.count(), 1);
+    });
+}
+
+/// An async receive on a shared chan's port while one producer sends across a segment's end
+/// (the second message's segment is linked by the first's producer after its publish, and the
+/// close marker is in a third; segments are 2 slots under loom). A re-poll after the link's
+/// ring used to keep the spent link arm and miss the next wake: a deadlock here.
+#[test]
+fn async_recv_on_a_shared_port_across_links() {
+    let mut model = loom::model::Builder::new();
+    model.preemption_bound = Some(3);
+    model.check(|| {
+        let (mut port, chan) = stream::<u8>();
+        let shared = SharedChan::new(chan);
+        assert!(port.try_recv().is_err());
+        let sender = thread::spawn(move || {
+            for i in 1..=3 {
+                shared.send(i).unwrap();
+            }
+        });
+        let mut got = Vec::new();
+        while let Ok(i) = block_on(port.recv_async()) {
+            got.push(i);
+        }
+        assert_eq!(got, [1, 2, 3]);
+        sender.join().unwrap();
+    });
+}
+
+/// A port whose timed-out wait armed a slot (its producer may ring late, a stale ring) joins a
+/// port set, which then watches it on the queue. A stale ring that took the set's watch while
+/// the registration was being taken back used to list the port twice (a panic here).
+#[test]
+fn port_set_member_on_a_queue_after_a_timed_out_wait() {
+    let mut model = loom::model::Builder::new();
+    model.preemption_bound = Some(3);
+    model.check(|| {
+        let (port, chan) = stream::<u8>();
+        let shared = SharedChan::new(chan);
+        assert!(port.try_recv().is_err());
+        let sender = thread::spawn(move || {
+            shared.send(1).unwrap();
+            shared.send(2).unwrap();
+        });
+        let mut got = Vec::new();
+        if let Ok(i) = port.recv_timeout(Duration::from_millis(1)) {
+            got.push(i);
+        }
+        let set = PortSet::new();
+        set.add(port);
+        while let Ok(i) = set.recv() {
+            got.push(i);
+        }
+        assert_eq!(got, [1, 2]);
+        sender.join().unwrap();
     });
 }

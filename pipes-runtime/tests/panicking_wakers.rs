@@ -19,10 +19,11 @@ use std::sync::Arc;
 use std::sync::atomic::{AtomicUsize, Ordering};
 use std::task::{Context, Poll, RawWaker, RawWakerVTable, Waker};
 
-use common::bombs::{panicking_waker, quiet_bombs};
-use common::task::{counting, wakes};
-use pipes_runtime::oneshot;
+use common::bombs::{panic_message, panicking_waker, quiet_bombs};
+use common::forget;
+use common::task::{counting, poll_once, wakes};
 use pipes_runtime::select::{Selectable, selecti_async};
+use pipes_runtime::{PortSet, Recv, oneshot, stream};
 
 pipes_runtime::proto! {
     /// The client sends twice before the server has received anything: two slots full at once.
@@ -158,4 +159,40 @@ fn a_waker_whose_clone_panics_keeps_the_other_tasks_registration() {
     );
     drop(first);
     assert_eq!(port.recv().unwrap(), 7);
+}
+
+/// A port set's receive wakes (after its state's borrow ends) a waiter it displaced from an
+/// empty port's word on the way; that waker panics. The receive used to have taken a message
+/// by then, and the panic dropped it (found by an adversarial review); now it takes none until
+/// the waiters it displaced are woken, so the panic reaches the caller and the message stays
+/// for the next receive.
+#[test]
+fn a_port_set_receive_keeps_its_message_when_a_displaced_waker_panics() {
+    quiet_bombs();
+    let set = PortSet::new();
+    // A port with a forgotten receive future left in its lane's word, holding a waker that
+    // panics (a `&Port` future: its borrow ends when it is forgotten).
+    let (idle, _idle_chan) = stream::<u32>();
+    {
+        let mut future = Recv::recv_async(&idle);
+        assert!(poll_once(&mut future, &panicking_waker()).is_pending());
+        forget(future);
+    }
+    set.add(idle);
+    let busy = set.chan();
+    busy.send(7).unwrap();
+    // The receive looks at the idle port first (added first), watches it, displacing the
+    // forgotten watch, then takes 7 from the busy one.
+    let received = panic::catch_unwind(AssertUnwindSafe(|| set.recv()));
+    let later = set.try_recv();
+    match (received, later) {
+        (Ok(Ok(7)), _) => {}
+        (Err(payload), Ok(7)) => assert_eq!(panic_message(&*payload), "bomb waker"),
+        (Err(payload), later) => panic!(
+            "the receive panicked ({:?}) and the message is gone: try_recv then gave {:?}",
+            panic_message(&*payload),
+            later.map_err(|_| ())
+        ),
+        (Ok(other), _) => panic!("unexpected {:?}", other.map_err(|_| ())),
+    }
 }

