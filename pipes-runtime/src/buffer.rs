@@ -11,13 +11,13 @@
 //! Generated code is plain Rust text (build.rs output too), so whatever it calls here safe code
 //! can call as well. The runtime therefore checks what the liveness rule promises instead of
 //! trusting it, and nothing here is `unsafe` to call:
-//! - each slot says which side sends into it ([`Slot::from_client`], [`Slot::from_server`]),
+//! - each slot's type says which side sends into it ([`SentByClient`], [`SentByServer`]),
 //!   and a share builds only its own side's endpoints: one sender and one receiver per slot;
 //! - a slot a share picks must lie inside that share's buffer, so no slot is shared between
 //!   sessions;
-//! - a sender is built only over a slot whose last message was received: the receive stores
-//!   `EMPTY` with Release and the check loads it with Acquire, so the receive happens-before
-//!   the next write even without the chain of messages;
+//! - a send writes only into a slot whose last message was received: the receive stores
+//!   `EMPTY` with Release and the send's check reads it with Acquire, so the receive
+//!   happens-before the next write even without the chain of messages;
 //! - only the runtime closes slots ([`Closer`]).
 //!
 //! A protocol that passes the liveness check never trips these; code that breaks them gets a
@@ -50,40 +50,63 @@ use std::ptr::NonNull;
 use std::time::{Duration, Instant};
 
 use crate::error::{Cause, RecvError, RecvTimeoutError, TryRecvError};
-use crate::packet::{Packet, Receiving, StateName, sealed};
+use crate::packet::{self, Packet, Receiving, StateName};
 use crate::panics::{Panics, deferring};
 use crate::sync::{AtomicUsize, Ordering, fence};
 use crate::wait::{EMPTY, FULL, Settled, StateWord, TERMINATED, is_settled, wake};
 
 /// A side of a session: which share a slot's sender holds.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
-enum Side {
+pub enum Side {
+    /// The server's share.
     Server,
+    /// The client's share.
     Client,
 }
 
-/// The packet of one state in a session buffer.
-pub struct Slot<T> {
-    packet: Packet<T>,
-    /// The side that sends into this slot; the other receives from it.
-    sender: Side,
+/// Which side sends into a [`Slot`]: [`SentByClient`] or [`SentByServer`], in the slot's
+/// type, so that checking it reads nothing of the slot (whose line its peer may hold).
+pub trait Sender: side::Sealed {
+    /// The side.
+    const SIDE: Side;
 }
 
-impl<T> Slot<T> {
-    /// An empty slot the client sends into.
-    pub fn from_client() -> Self {
-        Self::sent_by(Side::Client)
-    }
+mod side {
+    /// Keeps [`Sender`](super::Sender) to the two markers.
+    pub trait Sealed {}
+}
 
-    /// An empty slot the server sends into.
-    pub fn from_server() -> Self {
-        Self::sent_by(Side::Server)
-    }
+/// A [`Slot`] the client sends into.
+#[derive(Debug)]
+pub enum SentByClient {}
 
-    fn sent_by(sender: Side) -> Self {
+/// A [`Slot`] the server sends into.
+#[derive(Debug)]
+pub enum SentByServer {}
+
+impl side::Sealed for SentByClient {}
+impl side::Sealed for SentByServer {}
+
+impl Sender for SentByClient {
+    const SIDE: Side = Side::Client;
+}
+
+impl Sender for SentByServer {
+    const SIDE: Side = Side::Server;
+}
+
+/// The packet of one state in a session buffer, sent into by the side `S` says.
+pub struct Slot<T, S: Sender> {
+    packet: Packet<T>,
+    _sender: PhantomData<S>,
+}
+
+impl<T, S: Sender> Slot<T, S> {
+    /// An empty slot.
+    pub fn new() -> Self {
         Slot {
             packet: Packet::new(),
-            sender,
+            _sender: PhantomData,
         }
     }
 
@@ -107,7 +130,13 @@ impl<T> Slot<T> {
     }
 }
 
-impl<T> Drop for Slot<T> {
+impl<T, S: Sender> Default for Slot<T, S> {
+    fn default() -> Self {
+        Self::new()
+    }
+}
+
+impl<T, S: Sender> Drop for Slot<T, S> {
     /// Drops a message nobody received with the buffer. If its `Drop` panics, the panic goes on
     /// to the buffer's caller while the other slots are still dropped and the buffer freed
     /// (drop glue does both while unwinding); their own panics, if any, are dropped, since a
@@ -123,7 +152,7 @@ impl<T> Drop for Slot<T> {
     }
 }
 
-impl<T> fmt::Debug for Slot<T> {
+impl<T, S: Sender> fmt::Debug for Slot<T, S> {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
         f.debug_struct("Slot").finish_non_exhaustive()
     }
@@ -147,7 +176,7 @@ impl Closer<'_> {
     /// Terminates `slot` unless it holds a message or is already terminated, waking a receiver
     /// parked on it. A slot of another buffer is left alone: it is not this drop's to close
     /// (and a panic here could be one while unwinding).
-    pub fn close<T>(&self, slot: &Slot<T>) {
+    pub fn close<T, S: Sender>(&self, slot: &Slot<T, S>) {
         if self.buffer.holds(slot) {
             slot.close();
         }
@@ -177,9 +206,9 @@ impl Bounds {
     }
 
     /// Whether `slot` lies wholly inside these bytes.
-    fn holds<T>(self, slot: &Slot<T>) -> bool {
-        let at = slot as *const Slot<T> as usize;
-        self.start <= at && at + size_of::<Slot<T>>() <= self.end
+    fn holds<T, S: Sender>(self, slot: &Slot<T, S>) -> bool {
+        let at = slot as *const Slot<T, S> as usize;
+        self.start <= at && at + size_of::<Slot<T, S>>() <= self.end
     }
 }
 
@@ -231,38 +260,34 @@ impl<B: Slots> Session<B> {
     }
 
     /// The sending endpoint for the slot `slot` picks, holding this share. Panics if the slot
-    /// is not in this buffer, is sent into by the other side, or still holds the message this
-    /// side sent into it last (see the module docs).
-    pub fn sender<T>(self, slot: impl FnOnce(&B) -> &Slot<T>) -> SendSlot<T, B> {
-        let slot = self.pick(slot, true);
-        // SAFETY: the share keeps the slot alive.
-        let state = unsafe { slot.as_ref() }.packet.state();
-        // Acquire: pairs with the receive's Release `EMPTY`, so the payload's last read
-        // happens-before this side writes it again. Only this side makes the slot `FULL`, so
-        // what it sees now holds until its send.
-        assert!(
-            state.load(Ordering::Acquire) != FULL,
-            "pipes: a session's slot was sent into again before its message was received"
-        );
+    /// is not in this buffer or is sent into by the other side (see the module docs).
+    pub fn sender<T, S: Sender>(self, slot: impl FnOnce(&B) -> &Slot<T, S>) -> SendSlot<T, B> {
+        let packet = self.pick(slot, true);
         SendSlot {
             session: ManuallyDrop::new(self),
-            slot,
+            packet,
         }
     }
 
     /// The receiving endpoint for the slot `slot` picks, holding this share. Panics if the
     /// slot is not in this buffer or is sent into by this side (see the module docs).
-    pub fn receiver<T>(self, slot: impl FnOnce(&B) -> &Slot<T>) -> RecvSlot<T, B> {
-        let slot = self.pick(slot, false);
+    pub fn receiver<T, S: Sender>(self, slot: impl FnOnce(&B) -> &Slot<T, S>) -> RecvSlot<T, B> {
+        let packet = self.pick(slot, false);
         RecvSlot {
             session: ManuallyDrop::new(self),
-            slot,
+            packet,
         }
     }
 
-    /// The slot `slot` picks, checked to be in this buffer and sent into by this side if
-    /// `sends` (by the other if not).
-    fn pick<T>(&self, slot: impl FnOnce(&B) -> &Slot<T>, sends: bool) -> NonNull<Slot<T>> {
+    /// The packet of the slot `slot` picks, checked to be in this buffer and sent into by
+    /// this side if `sends` (by the other if not). Reads nothing of the slot: its line may be
+    /// the peer's, and this side's next touch of it is its send or receive.
+    #[inline]
+    fn pick<T, S: Sender>(
+        &self,
+        slot: impl FnOnce(&B) -> &Slot<T, S>,
+        sends: bool,
+    ) -> NonNull<Packet<T>> {
         let slots = self.slots();
         let slot = slot(slots);
         assert!(
@@ -270,12 +295,12 @@ impl<B: Slots> Session<B> {
             "pipes: a session's endpoint was built over a slot of another buffer"
         );
         assert!(
-            (slot.sender == self.side) == sends,
+            (S::SIDE == self.side) == sends,
             "pipes: a session's {} endpoint was built over a slot the other side {}",
             if sends { "sending" } else { "receiving" },
             if sends { "sends into" } else { "receives from" },
         );
-        NonNull::from(slot)
+        NonNull::from(&slot.packet)
     }
 
     fn buffer(&self) -> &Buffer<B> {
@@ -345,7 +370,7 @@ impl<B: Slots> fmt::Debug for Session<B> {
 /// The sending endpoint of a slot in a session buffer.
 pub struct SendSlot<T, B: Slots> {
     session: ManuallyDrop<Session<B>>,
-    slot: NonNull<Slot<T>>,
+    packet: NonNull<Packet<T>>,
 }
 
 // SAFETY: sending moves a `T` to the peer's thread; the share is `Send` (see `Session`).
@@ -355,10 +380,24 @@ impl<T, B: Slots> SendSlot<T, B> {
     /// Sends `message`. Never blocks. Returns this side's share, to build the endpoint for the
     /// next state or to [`Session::finish`]; if the peer is gone, hands the message back (and
     /// this side ends).
+    ///
+    /// Panics if this side's last message in the slot is still there (see the module docs).
     pub fn send(self, message: T) -> Result<Session<B>, T> {
-        let (session, slot) = self.into_parts();
+        let (session, packet) = self.into_parts();
         // SAFETY: the share keeps the slot alive.
-        let packet = &unsafe { slot.as_ref() }.packet;
+        let packet = unsafe { packet.as_ref() };
+        // The one-slot rule, checked: only this side makes the slot `FULL`, so what this sees
+        // holds until the write below. A compare-exchange that changes nothing rather than a
+        // load, because it takes the line for writing, as the write must anyway: a load would
+        // fetch it from the peer once to read and once more to write. Acquire pairs with the
+        // receive's Release `EMPTY`, so the payload's last read happens-before our write.
+        if packet
+            .state()
+            .compare_exchange(FULL, FULL, Ordering::Acquire, Ordering::Acquire)
+            .is_ok()
+        {
+            panic!("pipes: a session's slot was sent into again before its message was received");
+        }
         // SAFETY: we are the slot's sender for this use, and this is our final transition; the
         // share keeps the packet alive.
         match unsafe { Packet::send(NonNull::from(packet), message) } {
@@ -374,21 +413,21 @@ impl<T, B: Slots> SendSlot<T, B> {
 
     /// Ends this side without sending, so the peer's receive fails for `cause`.
     pub fn close_with(self, cause: Cause) {
-        let (session, slot) = self.into_parts();
+        let (session, packet) = self.into_parts();
         // First: the peer may be waiting on this very slot, and reads the cause as soon as the
         // close below lands.
         session.leave_cause(cause);
         // SAFETY: the share keeps the slot alive, and we are its sender for this use, not yet
         // done with it.
-        unsafe { Packet::close_sender(NonNull::from(&slot.as_ref().packet), cause) };
+        unsafe { close_unsent(packet, cause) };
         drop(session);
     }
 
-    fn into_parts(self) -> (Session<B>, NonNull<Slot<T>>) {
+    fn into_parts(self) -> (Session<B>, NonNull<Packet<T>>) {
         let mut this = ManuallyDrop::new(self);
         // SAFETY: `this` is never used or dropped again, so the share is moved out once.
         let session = unsafe { ManuallyDrop::take(&mut this.session) };
-        (session, this.slot)
+        (session, this.packet)
     }
 }
 
@@ -399,12 +438,25 @@ impl<T, B: Slots> Drop for SendSlot<T, B> {
         deferring(|| {
             // SAFETY: the share keeps the slot alive, and we are its sender for this use, not
             // yet done with it.
-            unsafe {
-                Packet::close_sender(NonNull::from(&self.slot.as_ref().packet), Cause::Closed)
-            };
+            unsafe { close_unsent(self.packet, Cause::Closed) };
             // SAFETY: dropped once, here.
             unsafe { ManuallyDrop::drop(&mut self.session) };
         });
+    }
+}
+
+/// A sending endpoint's close without a send: the peer's receive in this slot fails for
+/// `cause`. Unless the slot still holds this side's last message (a misuse, see the module
+/// docs: the endpoint was built over a full slot): that message stays for the peer, and the
+/// share's drop closes the slot once it is received.
+///
+/// # Safety
+/// `packet` is alive, and the caller is its sender for this use, not yet done with it.
+unsafe fn close_unsent<T>(packet: NonNull<Packet<T>>, cause: Cause) {
+    // SAFETY: as the caller guarantees.
+    if unsafe { packet.as_ref() }.state().load(Ordering::Acquire) != FULL {
+        // SAFETY: as the caller guarantees; only this side makes the slot `FULL`, so it is not.
+        unsafe { Packet::close_sender(packet, cause) };
     }
 }
 
@@ -417,7 +469,7 @@ impl<T, B: Slots> fmt::Debug for SendSlot<T, B> {
 /// The receiving endpoint of a slot in a session buffer.
 pub struct RecvSlot<T, B: Slots> {
     session: ManuallyDrop<Session<B>>,
-    slot: NonNull<Slot<T>>,
+    packet: NonNull<Packet<T>>,
 }
 
 // SAFETY: receiving takes a `T` sent from the peer's thread; the share is `Send`.
@@ -426,7 +478,7 @@ unsafe impl<T: Send, B: Slots + Send + Sync> Send for RecvSlot<T, B> {}
 impl<T, B: Slots> RecvSlot<T, B> {
     fn packet(&self) -> &Packet<T> {
         // SAFETY: the share keeps the slot alive.
-        &unsafe { self.slot.as_ref() }.packet
+        unsafe { self.packet.as_ref() }
     }
 
     /// The state word select waits on.
@@ -464,7 +516,7 @@ impl<T, B: Slots> RecvSlot<T, B> {
     }
 }
 
-impl<T, B: Slots> sealed::End for RecvSlot<T, B> {}
+impl<T, B: Slots> packet::sealed::End for RecvSlot<T, B> {}
 
 impl<T, B: Slots> Receiving for RecvSlot<T, B> {
     type Output = (T, Session<B>);

@@ -285,7 +285,9 @@ pub mod __queue {
 pub mod __private {
     pub use crate::__endpoints as endpoints;
     pub use crate::arm::{Binds, LeadsOn, SameState, SelectArm, arm_leads_on};
-    pub use crate::buffer::{Closer, RecvSlot, SendSlot, Session, Slot, Slots, session};
+    pub use crate::buffer::{
+        Closer, RecvSlot, SendSlot, SentByClient, SentByServer, Session, Slot, Slots, session,
+    };
     pub use crate::duplex::{Duplex, duplex};
     pub use crate::endpoint::{CloseWith, Recv};
     pub use crate::error::{Cause, RecvError, RecvTimeoutError, SendError, TryRecvError};

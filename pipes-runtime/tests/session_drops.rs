@@ -9,7 +9,7 @@ use std::sync::atomic::{AtomicUsize, Ordering};
 mod common;
 
 use common::bombs::{panic_message, quiet_bombs};
-use pipes_runtime::__private::{Closer, Slot, Slots, session};
+use pipes_runtime::__private::{Closer, SentByClient, Slot, Slots, session};
 
 pipes_runtime::proto! {
     /// The client sends twice before the server has received anything: two slots full at once.
@@ -98,8 +98,8 @@ fn a_receiver_dropped_over_a_panicking_message_while_the_buffer_panics_too() {
 /// Two slots, filled through the runtime's hidden session API so both messages are still in
 /// the buffer when the last share goes.
 struct Two {
-    a: Slot<Bomb>,
-    b: Slot<Bomb>,
+    a: Slot<Bomb, SentByClient>,
+    b: Slot<Bomb, SentByClient>,
 }
 
 impl Slots for Two {
@@ -115,8 +115,8 @@ fn a_buffer_freed_with_two_panicking_messages_drops_both_and_propagates_one() {
     let drops = Arc::new(AtomicUsize::new(0));
     // Each slot is sent into once, by `mine` (the client's share), and never received from.
     let (theirs, mine) = session(Two {
-        a: Slot::from_client(),
-        b: Slot::from_client(),
+        a: Slot::new(),
+        b: Slot::new(),
     });
     let mine = mine
         .sender(|two| &two.a)

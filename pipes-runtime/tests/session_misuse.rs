@@ -11,7 +11,9 @@ use std::thread;
 mod common;
 
 use common::bombs::panic_message;
-use pipes_runtime::__private::{Closer, Session, Slot, Slots, StateName, session};
+use pipes_runtime::__private::{
+    Closer, SentByClient, SentByServer, Session, Slot, Slots, StateName, session,
+};
 
 const AT: StateName = StateName {
     protocol: "misuse",
@@ -29,8 +31,8 @@ impl Drop for Counted {
 
 /// One slot each way.
 struct Two {
-    to_server: Slot<Counted>,
-    to_client: Slot<Counted>,
+    to_server: Slot<Counted, SentByClient>,
+    to_client: Slot<Counted, SentByServer>,
 }
 
 impl Slots for Two {
@@ -42,8 +44,8 @@ impl Slots for Two {
 
 fn two() -> (Session<Two>, Session<Two>) {
     session(Two {
-        to_server: Slot::from_client(),
-        to_client: Slot::from_server(),
+        to_server: Slot::new(),
+        to_client: Slot::new(),
     })
 }
 
@@ -68,19 +70,44 @@ fn panic_of(f: impl FnOnce()) -> String {
 fn a_second_send_into_a_full_slot_panics_and_the_first_message_is_still_received() {
     let drops = Arc::new(AtomicUsize::new(0));
     let (server, client) = first_sent(&drops);
-    let message = panic_of(|| drop(client.sender(|two| &two.to_server)));
+    let second = Counted(drops.clone());
+    let message = panic_of(|| drop(client.sender(|two| &two.to_server).send(second)));
     assert!(
         message.contains("sent into again before its message was received"),
         "{message}"
     );
+    assert_eq!(
+        drops.load(Ordering::SeqCst),
+        1,
+        "the second message, unsent"
+    );
     let (first, server) = server.receiver(|two| &two.to_server).recv(&AT).unwrap();
     assert_eq!(
         drops.load(Ordering::SeqCst),
-        0,
+        1,
         "the first message is intact"
     );
     drop((first, server));
-    assert_eq!(drops.load(Ordering::SeqCst), 1);
+    assert_eq!(drops.load(Ordering::SeqCst), 2);
+}
+
+/// A sending endpoint built over a full slot and dropped (or closed) without sending leaves
+/// the message there for the peer: its drop does not write its hang-up over it.
+#[test]
+fn a_sender_over_a_full_slot_dropped_unsent_leaves_the_message() {
+    let drops = Arc::new(AtomicUsize::new(0));
+    let (server, client) = first_sent(&drops);
+    drop(client.sender(|two| &two.to_server));
+    let (first, server) = server.receiver(|two| &two.to_server).recv(&AT).unwrap();
+    assert_eq!(drops.load(Ordering::SeqCst), 0);
+    drop(first);
+    // The client's share is gone: the server's reply is handed back.
+    let reply = server
+        .sender(|two| &two.to_client)
+        .send(Counted(drops.clone()));
+    assert!(reply.is_err());
+    drop(reply);
+    assert_eq!(drops.load(Ordering::SeqCst), 2);
 }
 
 #[test]
@@ -99,7 +126,7 @@ fn a_share_cannot_receive_from_the_slot_it_sends_into() {
 
 /// A slot of no buffer: the only kind a share's pick can return besides its own, since the
 /// pick must return a borrow that lives as long as any borrow of the buffer.
-static STRAY: LazyLock<Slot<Counted>> = LazyLock::new(Slot::from_client);
+static STRAY: LazyLock<Slot<Counted, SentByClient>> = LazyLock::new(Slot::new);
 
 #[test]
 fn a_slot_outside_the_buffer_is_refused() {
@@ -111,7 +138,7 @@ fn a_slot_outside_the_buffer_is_refused() {
 }
 
 /// Closes a slot that is not its own, then its own.
-struct Closes(Slot<Counted>);
+struct Closes(Slot<Counted, SentByClient>);
 
 impl Slots for Closes {
     fn close(&self, closer: &Closer<'_>) {
@@ -122,7 +149,7 @@ impl Slots for Closes {
 
 #[test]
 fn a_drop_closes_only_its_own_buffers_slots() {
-    let (server, client) = session(Closes(Slot::from_client()));
+    let (server, client) = session(Closes(Slot::new()));
     let receiver = server.receiver(|closes| &closes.0);
     // The client's drop closes its buffer's slot, and leaves the stray one alone.
     drop(client);
@@ -132,9 +159,9 @@ fn a_drop_closes_only_its_own_buffers_slots() {
     drop(stray_client);
 }
 
-/// A side that sends twice in a row races the receive of the first message: the second
-/// `sender` either finds the first received (and the receive happens-before its write: Miri
-/// checks) or panics. In odd rounds the second send waits until the receiving thread says (with
+/// A side that sends twice in a row races the receive of the first message: the second send
+/// either finds the first received (and the receive happens-before its write: Miri checks) or
+/// panics. In odd rounds the second send waits until the receiving thread says (with
 /// no ordering of its own) that it took the first, so both outcomes occur, under Miri's
 /// scheduler too. Counted: every message is dropped exactly once.
 #[test]
@@ -164,11 +191,12 @@ fn a_second_send_racing_the_receive_of_the_first_is_ordered_or_refused() {
             drop(second.send(Counted(drops.clone())));
         }));
         let server = receiving.join().unwrap();
-        // The second message, if the second send got through, is there to take.
+        // The second message, if the second send got through, is there to take; if not, the
+        // refused send dropped it.
         let second = server.receiver(|two| &two.to_server).try_recv(&AT);
         assert_eq!(second.is_ok(), sent.is_ok());
         drop(second);
-        assert_eq!(drops.load(Ordering::SeqCst), 1 + usize::from(sent.is_ok()));
+        assert_eq!(drops.load(Ordering::SeqCst), 2);
         through += usize::from(sent.is_ok());
     }
     assert!(through > 0, "no second send got through");

@@ -512,11 +512,7 @@ impl<'a> Gen<'a> {
         } else if self.buffered() {
             let slots = self.slot_states().map(|state| {
                 let field = self.state_ident(state);
-                let from = match Side::sender_of(state) {
-                    Side::Client => format_ident!("from_client"),
-                    Side::Server => format_ident!("from_server"),
-                };
-                quote!(#field: #rt::Slot::#from())
+                quote!(#field: #rt::Slot::new())
             });
             let (server, client) = (
                 self.endpoint_in_session(Side::Server, start, &format_ident!("server")),
@@ -697,7 +693,11 @@ impl<'a> Gen<'a> {
         let (generics, ty_generics) = (self.decl_generics(start), self.ty_generics(start));
         let fields = self.slot_states().map(|state| {
             let (name, slot) = (self.state_ident(state), self.slot_message_ident(state));
-            quote!(#name: #rt::Slot<#slot #ty_generics>)
+            let sender = match Side::sender_of(state) {
+                Side::Client => format_ident!("SentByClient"),
+                Side::Server => format_ident!("SentByServer"),
+            };
+            quote!(#name: #rt::Slot<#slot #ty_generics, #rt::#sender>)
         });
         let closes = self.slot_states().map(|state| {
             let name = self.state_ident(state);

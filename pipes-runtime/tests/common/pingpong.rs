@@ -10,7 +10,8 @@
 #![allow(dead_code)]
 
 use pipes_runtime::__private::{
-    Closer, RecvEndpoint, RecvSlot, SendSlot, Session, Slot, Slots, StateName, session,
+    Closer, RecvEndpoint, RecvSlot, SendSlot, SentByClient, SentByServer, Session, Slot, Slots,
+    StateName, session,
 };
 use pipes_runtime::{RecvError, SendError};
 
@@ -21,8 +22,8 @@ pub enum PingMessage<T> {
 }
 
 pub struct Buffer<T> {
-    ping: Slot<PingMessage<T>>,
-    pong: Slot<T>,
+    ping: Slot<PingMessage<T>, SentByClient>,
+    pong: Slot<T, SentByServer>,
 }
 
 impl<T> Slots for Buffer<T> {
@@ -43,8 +44,8 @@ const PONG: StateName = StateName {
 
 pub fn init<T>() -> (server::Ping<T>, client::Ping<T>) {
     let (server, client) = session(Buffer {
-        ping: Slot::from_client(),
-        pong: Slot::from_server(),
+        ping: Slot::new(),
+        pong: Slot::new(),
     });
     (server::Ping::new(server), client::Ping::new(client))
 }
