@@ -46,6 +46,7 @@
 use std::fmt;
 use std::marker::PhantomData;
 use std::mem::ManuallyDrop;
+use std::num::NonZeroUsize;
 use std::ptr::NonNull;
 use std::time::{Duration, Instant};
 
@@ -234,8 +235,7 @@ pub fn session<B: Slots>(slots: B) -> (Session<B>, Session<B>) {
     });
     let buffer = NonNull::from(Box::leak(buffer));
     let share = |side| Session {
-        buffer,
-        side,
+        tagged: buffer.map_addr(|addr| addr | (side == Side::Client) as usize),
         _owns: PhantomData,
     };
     (share(Side::Server), share(Side::Client))
@@ -244,9 +244,11 @@ pub fn session<B: Slots>(slots: B) -> (Session<B>, Session<B>) {
 /// One side's share of a session buffer. Dropping it ends that side abnormally (see the module
 /// docs); [`Session::finish`] ends it normally.
 pub struct Session<B: Slots> {
-    buffer: NonNull<Buffer<B>>,
-    /// Which side holds this share: it sends into the slots from this side only.
-    side: Side,
+    /// The buffer, with its lowest bit set for the client's share (a buffer holds atomics, so
+    /// that bit of its address is free): which side holds the share, kept in the pointer so
+    /// that a share stays one word and an endpoint two, returned in registers. A field of its
+    /// own made them three, returned through memory: bounded pingpong lost a third.
+    tagged: NonNull<Buffer<B>>,
     _owns: PhantomData<B>,
 }
 
@@ -255,6 +257,21 @@ pub struct Session<B: Slots> {
 unsafe impl<B: Slots + Send + Sync> Send for Session<B> {}
 
 impl<B: Slots> Session<B> {
+    /// Which side holds this share: it sends into the slots from this side only.
+    fn side(&self) -> Side {
+        if self.tagged.addr().get() & 1 == 1 {
+            Side::Client
+        } else {
+            Side::Server
+        }
+    }
+
+    /// The buffer, without the side's tag.
+    fn buffer_ptr(&self) -> NonNull<Buffer<B>> {
+        self.tagged
+            .map_addr(|addr| NonZeroUsize::new(addr.get() & !1).unwrap_or(addr))
+    }
+
     fn slots(&self) -> &B {
         &self.buffer().slots
     }
@@ -295,7 +312,7 @@ impl<B: Slots> Session<B> {
             "pipes: a session's endpoint was built over a slot of another buffer"
         );
         assert!(
-            (S::SIDE == self.side) == sends,
+            (S::SIDE == self.side()) == sends,
             "pipes: a session's {} endpoint was built over a slot the other side {}",
             if sends { "sending" } else { "receiving" },
             if sends { "sends into" } else { "receives from" },
@@ -305,7 +322,7 @@ impl<B: Slots> Session<B> {
 
     fn buffer(&self) -> &Buffer<B> {
         // SAFETY: our share keeps the buffer alive.
-        unsafe { self.buffer.as_ref() }
+        unsafe { self.buffer_ptr().as_ref() }
     }
 
     /// Ends this side abnormally for `cause`: the peer's next receive fails for it.
@@ -334,14 +351,14 @@ impl<B: Slots> Session<B> {
 
     fn release(&self) {
         // SAFETY: our share keeps the buffer alive until the decrement below.
-        let buffer = unsafe { self.buffer.as_ref() };
+        let buffer = unsafe { self.buffer_ptr().as_ref() };
         // Release orders our uses of the buffer before the decrement; the last side's Acquire
         // fence orders them before the free, as in `Arc`.
         if buffer.sides.fetch_sub(1, Ordering::Release) == 1 {
             fence(Ordering::Acquire);
             // SAFETY: both shares are gone, so nobody else can reach the buffer, which came
             // from `Box::leak` in `session`.
-            drop(unsafe { Box::from_raw(self.buffer.as_ptr()) });
+            drop(unsafe { Box::from_raw(self.buffer_ptr().as_ptr()) });
         }
     }
 }
@@ -387,15 +404,12 @@ impl<T, B: Slots> SendSlot<T, B> {
         // SAFETY: the share keeps the slot alive.
         let packet = unsafe { packet.as_ref() };
         // The one-slot rule, checked: only this side makes the slot `FULL`, so what this sees
-        // holds until the write below. A compare-exchange that changes nothing rather than a
-        // load, because it takes the line for writing, as the write must anyway: a load would
-        // fetch it from the peer once to read and once more to write. Acquire pairs with the
-        // receive's Release `EMPTY`, so the payload's last read happens-before our write.
-        if packet
-            .state()
-            .compare_exchange(FULL, FULL, Ordering::Acquire, Ordering::Acquire)
-            .is_ok()
-        {
+        // holds until the write below. Acquire pairs with the receive's Release `EMPTY`, so
+        // the payload's last read happens-before our write. Here, right before the write, and
+        // not when the endpoint is built: a read of the slot's line then, long before the
+        // write, fetched it from the peer once to read and once more to write (bounded
+        // pingpong twice as slow); here it costs nothing measurable (benches/RESULTS.md).
+        if packet.state().load(Ordering::Acquire) == FULL {
             panic!("pipes: a session's slot was sent into again before its message was received");
         }
         // SAFETY: we are the slot's sender for this use, and this is our final transition; the
