@@ -12,7 +12,7 @@ use std::sync::atomic::{AtomicUsize, Ordering};
 use std::thread;
 
 use common::bombs::{panic_message, quiet_bombs};
-use common::{DropCounter, size};
+use common::{DropCounter, on_a_small_stack, size};
 
 pipes_runtime::proto! {
     /// A non-generic stream: every message leads back to the same state.
@@ -34,19 +34,6 @@ pipes_runtime::proto! {
         Up: send<T> { Up(T) -> Down<T> }
         Down: send<T> { Down(T) -> Up<T> }
     }
-}
-
-/// A stack far too small for one frame per message of a long backlog, so recursion fails fast.
-const SMALL_STACK: usize = 256 * 1024;
-
-/// Runs `f` on a fresh thread with a [`SMALL_STACK`], returning what it returns.
-fn on_a_small_stack<R: Send + 'static>(f: impl FnOnce() -> R + Send + 'static) -> R {
-    thread::Builder::new()
-        .stack_size(SMALL_STACK)
-        .spawn(f)
-        .unwrap()
-        .join()
-        .unwrap()
 }
 
 #[test]

@@ -5,21 +5,8 @@
 
 mod common;
 
-use std::thread;
-
-use common::size;
+use common::{on_a_small_stack, size};
 use pipes_runtime::{Port, SharedChan, stream};
-
-const SMALL_STACK: usize = 256 * 1024;
-
-fn on_a_small_stack<R: Send + 'static>(f: impl FnOnce() -> R + Send + 'static) -> R {
-    thread::Builder::new()
-        .stack_size(SMALL_STACK)
-        .spawn(f)
-        .unwrap()
-        .join()
-        .unwrap()
-}
 
 struct Node(#[allow(dead_code)] Port<Node>);
 

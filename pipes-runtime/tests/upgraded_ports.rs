@@ -21,6 +21,14 @@ struct Bomb {
     explode: bool,
 }
 
+/// Makes bombs that count their drops in `drops`.
+fn bombs(drops: &Arc<AtomicUsize>) -> impl Fn(bool) -> Bomb + '_ {
+    |explode| Bomb {
+        drops: drops.clone(),
+        explode,
+    }
+}
+
 impl Drop for Bomb {
     fn drop(&mut self) {
         self.drops.fetch_add(1, Ordering::SeqCst);
@@ -37,10 +45,7 @@ impl Drop for Bomb {
 fn a_port_dropped_over_a_lane_and_a_queue_backlog_drops_each_once_despite_panics() {
     quiet_bombs();
     let drops = Arc::new(AtomicUsize::new(0));
-    let bomb = |explode| Bomb {
-        drops: drops.clone(),
-        explode,
-    };
+    let bomb = bombs(&drops);
     let (port, chan) = stream::<Bomb>();
     for i in 0..40 {
         chan.send(bomb(i % 7 == 3)).unwrap();
@@ -63,10 +68,7 @@ fn a_port_dropped_over_a_lane_and_a_queue_backlog_drops_each_once_despite_panics
 fn a_port_on_its_queue_dropped_with_panicking_payloads_drops_each_once() {
     quiet_bombs();
     let drops = Arc::new(AtomicUsize::new(0));
-    let bomb = |explode| Bomb {
-        drops: drops.clone(),
-        explode,
-    };
+    let bomb = bombs(&drops);
     let (port, chan) = stream::<Bomb>();
     chan.send(bomb(false)).unwrap();
     let shared = SharedChan::new(chan);

@@ -64,3 +64,16 @@ pub fn forget<T>(value: T) {
         .unwrap_or_else(|poisoned| poisoned.into_inner())
         .push(Kept(kept));
 }
+
+/// A stack far too small for one frame per message of a long backlog, so recursion fails fast.
+pub const SMALL_STACK: usize = 256 * 1024;
+
+/// Runs `f` on a fresh thread with a [`SMALL_STACK`], returning what it returns.
+pub fn on_a_small_stack<R: Send + 'static>(f: impl FnOnce() -> R + Send + 'static) -> R {
+    std::thread::Builder::new()
+        .stack_size(SMALL_STACK)
+        .spawn(f)
+        .unwrap()
+        .join()
+        .unwrap()
+}
