@@ -210,6 +210,9 @@ struct Local<T> {
     spare: Vec<usize>,
     /// What the current borrow lets go of once it ends.
     later: Later<T>,
+    /// A message a receive had taken when letting go of `later` panicked (a waker it
+    /// displaced, a port's drop): the next receive's, before any other.
+    stash: Option<T>,
 }
 
 impl<T> Local<T> {
@@ -259,6 +262,7 @@ impl<T> PortSet<T> {
                 ready: VecDeque::new(),
                 spare: Vec::new(),
                 later: Later::new(),
+                stash: None,
             }),
             list: Arc::new(ReadyList::new()),
             chase: Chase::default(),
@@ -387,9 +391,22 @@ impl<T> PortSet<T> {
     /// Serves the local ready list until a message turns up or the list runs dry. O(1) per
     /// message: each port popped either yields one, or is watched, or leaves the set.
     fn poll(&self, linger: bool) -> Poll<T> {
-        loop {
-            if let Some(polled) = self.with_local(|local| self.serve(local, linger)) {
-                return polled;
+        let mut local = self.local.borrow_mut();
+        let polled = self.serve(&mut local, linger);
+        if local.later.is_empty() {
+            return polled;
+        }
+        let later = std::mem::replace(&mut local.later, Later::new());
+        drop(local);
+        // Displaced wakers and ports' drops are user code: if one panics, the panic goes on to
+        // the caller, and the message taken stays for the next receive.
+        match std::panic::catch_unwind(std::panic::AssertUnwindSafe(|| drop(later))) {
+            Ok(()) => polled,
+            Err(panic) => {
+                if let Poll::Message(message) = polled {
+                    self.local.borrow_mut().stash = Some(message);
+                }
+                std::panic::resume_unwind(panic)
             }
         }
     }
@@ -408,12 +425,12 @@ impl<T> PortSet<T> {
         result
     }
 
-    /// [`PortSet::poll`] on the borrowed state; `None` to be called again once what it left
-    /// in [`Later`] is dropped. It takes no message while something is there: dropping it runs
-    /// user code (a displaced task's `Waker`, a port's drop) that may panic, and that panic
-    /// must not drop a message already taken.
+    /// [`PortSet::poll`] on the borrowed state.
     #[inline]
-    fn serve(&self, local: &mut Local<T>, linger: bool) -> Option<Poll<T>> {
+    fn serve(&self, local: &mut Local<T>, linger: bool) -> Poll<T> {
+        if let Some(message) = local.stash.take() {
+            return Poll::Message(message);
+        }
         loop {
             if let Some((index, served)) = local.current {
                 let member = local.members[index]
@@ -429,7 +446,7 @@ impl<T> PortSet<T> {
                         } else {
                             local.current = Some((index, served + 1));
                         }
-                        return Some(Poll::Message(message));
+                        return Poll::Message(message);
                     }
                     Take::Empty => {
                         local.current = None;
@@ -461,25 +478,21 @@ impl<T> PortSet<T> {
                             self.list.drain(&mut local.ready, &mut local.spare);
                             local.ready.push_back(index);
                         }
-                        if !local.later.is_empty() {
-                            return None;
-                        }
                     }
                     Take::Closed => {
                         local.current = None;
                         local.remove(index);
-                        return None;
                     }
                 }
             }
             // Woken ports join the back first, so ports that stay ready cannot starve them.
             self.list.drain(&mut local.ready, &mut local.spare);
             let Some(index) = local.ready.pop_front() else {
-                return Some(if local.live == 0 {
+                return if local.live == 0 {
                     Poll::Closed
                 } else {
                     Poll::Empty
-                });
+                };
             };
             // On the list, so not watched: a sender swapped the waiter out, or none was left.
             local.members[index]
@@ -605,6 +618,10 @@ impl<T> SetTarget for PortSet<T> {
     /// one is watched.
     fn settle(&self) -> bool {
         self.with_local(|local| {
+            // A stashed message is the next receive's.
+            if local.stash.is_some() {
+                return true;
+            }
             // The port being served is looked at first, as a receive would.
             if let Some((index, _)) = local.current.take() {
                 local.ready.push_front(index);
