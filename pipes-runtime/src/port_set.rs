@@ -428,7 +428,10 @@ impl<T> PortSet<T> {
     /// [`PortSet::poll`] on the borrowed state.
     #[inline]
     fn serve(&self, local: &mut Local<T>, linger: bool) -> Poll<T> {
-        if let Some(message) = local.stash.take() {
+        // Looked at before taken: `take` would write the empty option back on every receive.
+        if local.stash.is_some()
+            && let Some(message) = local.stash.take()
+        {
             return Poll::Message(message);
         }
         loop {
