@@ -363,7 +363,10 @@ unsafe fn release<T>(lane: NonNull<Lane<T>>) {
         // SAFETY: the spare is linked nowhere and nobody else can take it now.
         unsafe { Segment::free(spare) };
     }
-    // An upgrade neither end took: the queue has no port, so close it for its senders.
+    // An upgrade neither end took: the queue has no port, so close it for its senders. Every
+    // order of the two ends' swaps has one of them take it (the receiver's close, or the
+    // sender's hang-up when the receiver closed first), so this is a fallback; it would find
+    // the queue empty anyway, as `LaneTx::upgrade` explains.
     // SAFETY: both ends are gone, so nobody else takes it.
     if let Some(queue) = unsafe { take_upgrade(&lane) } {
         // SAFETY: no port ever received from this queue, and none will.
@@ -491,6 +494,10 @@ impl<T> LaneTx<T> {
     /// Hangs up, leaving `queue` for the receiver: once it has taken every message sent here, it
     /// receives from the queue (a stream whose chan became a shared chan). If the receiver is
     /// gone, the queue is closed, so its senders get their messages back.
+    ///
+    /// The queue holds no message yet ([`SharedChan::new`](crate::SharedChan::new) upgrades
+    /// before it hands the shared chan out), so a close here drops nothing: it needs no drop
+    /// queue, and a chain of chans cannot recurse through it.
     pub(crate) fn upgrade(self, queue: Arc<SharedQueue<T>>) {
         // A swap, not a store, so the slot only ever changes by read-modify-writes: the
         // receiver's take is a swap too. (Loom also misreads a plain store after another
@@ -531,7 +538,8 @@ impl<T> LaneTx<T> {
         };
         if gone {
             // The receiver closed before our hang-up, so it may not have seen an upgrade: if it
-            // did not take it, no port will receive from the queue.
+            // did not take it, no port will receive from the queue. Nothing was sent into it yet
+            // (see `upgrade`), so the close drops nothing.
             // SAFETY: we are the sender.
             if let Some(queue) = unsafe { take_upgrade(self.lane()) } {
                 // SAFETY: no port ever received from this queue, and none will.
