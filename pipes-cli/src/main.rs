@@ -194,7 +194,14 @@ fn run(command: &Command, name: &str, source: &str) -> Result<String, Failure> {
             .runtime(runtime.as_str())
             .diagrams(*diagram)
             .expand(name, source)
-            .map_err(|error| Failure::errors(format!("{error}\n")));
+            .map_err(|error| match error {
+                // A bad `--runtime` is a usage error, as every other bad option is.
+                proto_dsl::Error::Runtime(_) => Failure {
+                    text: format!("error: {error}\n\n{USAGE}"),
+                    status: 2,
+                },
+                error => Failure::errors(format!("{error}\n")),
+            });
     }
     let analysis = proto_dsl::analyze(source)
         .map_err(|diagnostics| Failure::errors(diagnostics.render(name, source)))?;

@@ -86,12 +86,18 @@ fn expand_follows_the_runtime_and_diagram_options() {
     assert!(text.contains("crate::rt::__private"), "{text}");
     assert!(!text.contains("::pipes::"), "{text}");
     assert!(text.contains("<svg xmlns="), "{text}");
-    let (status, text) = run(&["expand", "--runtime", "no path", BANK]);
-    assert_eq!(status, 1, "{text}");
-    assert!(
-        text.contains("the runtime `no path` is not a Rust module path"),
-        "{text}"
-    );
+    // A usage error, as a bad option is: status 2, rustc's `error:`, the usage.
+    for runtime in ["no path", "", "pipes::<u8>"] {
+        let (status, text) = run(&["expand", "--runtime", runtime, BANK]);
+        assert_eq!(status, 2, "{text}");
+        assert!(
+            text.contains(&format!(
+                "--- stderr\nerror: the runtime `{runtime}` is not a Rust module path"
+            )),
+            "{text}"
+        );
+        assert!(text.contains("Usage:"), "{text}");
+    }
 }
 
 #[test]
