@@ -283,7 +283,12 @@ impl StateWord {
             // that a task whose waker changes on every poll does not grow the chain. (Not any
             // waiter of this task will do: another future of the task, one select among two
             // joined, may take its own back and leave us unwatched.)
+            //
+            // A waiter of ours that goes (the old registration, or `fresh` if that one stands)
+            // is let go of only once the chain is back in the word: letting go drops a user
+            // `Waker`, whose drop may panic.
             let mut stands = false;
+            let mut retired = None;
             if let (Some(chain), Some(waiter)) = (&taken, &*mine)
                 && chain.holds(waiter)
             {
@@ -292,14 +297,12 @@ impl StateWord {
                 } else {
                     let chain = taken.take().expect("matched above");
                     taken = Waiter::without(chain, waiter);
-                    if let Some(waiter) = mine.take() {
-                        Waiter::recycle(waiter);
-                    }
+                    retired = mine.take();
                 }
             }
             let (put, ours) = match taken {
                 Some(chain) if stands => {
-                    Waiter::recycle(fresh);
+                    retired = Some(fresh);
                     (chain, false)
                 }
                 Some(chain) if matches!(*chain, Waiter::Task { .. }) => {
@@ -315,27 +318,36 @@ impl StateWord {
                 None => (fresh, true),
             };
             if ours && let Some(old) = mine.replace(Arc::clone(&put)) {
-                Waiter::recycle(old);
+                // Not in the chain (it was cut out above if it was), so nothing else retired.
+                debug_assert!(retired.is_none());
+                retired = Some(old);
             }
             let word = Waiter::into_word(put);
             // Release publishes the chain to the sender that swaps it out.
-            if self
+            let stored = self
                 .0
                 .compare_exchange(idle, word, Ordering::AcqRel, Ordering::Acquire)
-                .is_ok()
-            {
-                return Poll::Pending;
-            }
-            // Only a sender changes an `idle` word: it is settled now, and we hold the waiters
-            // its swap would have woken. Ours needs no wake: the loop returns `Ready`.
-            // SAFETY: the word was never stored: its reference is still ours.
-            let put = unsafe { Waiter::from_word(word) };
-            if ours {
-                if let Some(below) = put.take_below() {
-                    Waiter::wake(below);
+                .is_ok();
+            if !stored {
+                // Only a sender changes an `idle` word: it is settled now, and we hold the
+                // waiters its swap would have woken. Ours needs no wake: the loop returns
+                // `Ready`. A waker that panics here has every other one woken first.
+                // SAFETY: the word was never stored: its reference is still ours.
+                let put = unsafe { Waiter::from_word(word) };
+                if ours {
+                    if let Some(below) = put.take_below() {
+                        Waiter::wake(below);
+                    }
+                } else {
+                    Waiter::wake(put);
                 }
-            } else {
-                Waiter::wake(put);
+            }
+            // Nothing of anyone else's is held now.
+            if let Some(old) = retired {
+                Waiter::recycle(old);
+            }
+            if stored {
+                return Poll::Pending;
             }
         }
     }

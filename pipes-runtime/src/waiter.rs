@@ -211,8 +211,13 @@ impl Waiter {
                     // We own the word reference, so the chain below is ours to walk.
                     next = waiter.take_below();
                 }
-                Waiter::Ready { .. } => ReadyList::push(waiter),
+                Waiter::Ready { .. } => {
+                    ReadyList::push(waiter);
+                    continue;
+                }
             }
+            // Letting go may drop a `Waker`, user code whose panic must not stop the chain.
+            panics.catch(|| drop(waiter));
         }
         panics.resume();
     }

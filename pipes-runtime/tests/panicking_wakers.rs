@@ -6,7 +6,8 @@
 //!   (`panics::deferring`);
 //! - a waker whose `clone` panics, watching a word another task watches, lost that task's
 //!   registration (a hang) and leaked it: the clone now happens before anything is taken out
-//!   of the word.
+//!   of the word. So did one whose `drop` panics (review 6): a watch now lets go of its old
+//!   waiter once the word holds the chain again.
 //!
 //! These run under Miri in CI, whose leak check covers the lane case.
 
@@ -16,7 +17,7 @@ use std::future::Future;
 use std::panic::{self, AssertUnwindSafe};
 use std::pin::Pin;
 use std::sync::Arc;
-use std::sync::atomic::{AtomicUsize, Ordering};
+use std::sync::atomic::{AtomicBool, AtomicUsize, Ordering};
 use std::task::{Context, Poll, RawWaker, RawWakerVTable, Waker};
 
 use common::bombs::{panic_message, panicking_waker, quiet_bombs};
@@ -158,6 +159,124 @@ fn a_waker_whose_clone_panics_keeps_the_other_tasks_registration() {
         "task 1's registration was lost: its task is never woken (a hang)"
     );
     drop(first);
+    assert_eq!(port.recv().unwrap(), 7);
+}
+
+/// Set to make the next drop of a [`drop_panics`] waker panic (once).
+static DROP_ARMED: AtomicBool = AtomicBool::new(false);
+/// Two data pointers, so that two such wakers are not `will_wake` of each other.
+static FIRST: u8 = 1;
+static SECOND: u8 = 2;
+
+fn same_clone(data: *const ()) -> RawWaker {
+    RawWaker::new(data, &DROP_PANICS)
+}
+fn armed_drop(_: *const ()) {
+    if DROP_ARMED.swap(false, Ordering::SeqCst) {
+        panic!("bomb drop");
+    }
+}
+static DROP_PANICS: RawWakerVTable = RawWakerVTable::new(same_clone, nothing, nothing, armed_drop);
+
+/// A waker whose drop panics while [`DROP_ARMED`] (a `Waker`'s drop is user code too).
+fn drop_panics(data: &'static u8) -> Waker {
+    // SAFETY: the vtable's functions ignore the data pointer (a static) beyond copying it.
+    unsafe { Waker::from_raw(RawWaker::new((data as *const u8).cast(), &DROP_PANICS)) }
+}
+
+/// Two tasks watch one port through async selects, so task B's waiter carries task A's. Task A
+/// moves (re-polled with another waker): its watch takes the chain out of the word, cuts its
+/// old waiter out and lets go of it, which drops A's old waker, and that drop panics. The
+/// watch used to let go while it held the chain (B's registration) out of the word: B's waiter
+/// was dropped unwoken and the send that followed woke nobody (found by review 6). Now what a
+/// watch lets go of goes once the chain is back in the word.
+#[test]
+fn a_waker_whose_drop_panics_keeps_the_other_tasks_registration() {
+    quiet_bombs();
+    let (port, chan) = stream::<u32>();
+    let list: [&dyn Selectable; 1] = [&port];
+    let mut a = selecti_async(&list[..]);
+    assert!(
+        Pin::new(&mut a)
+            .poll(&mut Context::from_waker(&drop_panics(&FIRST)))
+            .is_pending()
+    );
+    let (count, b_waker) = counting();
+    let mut b = selecti_async(&list[..]);
+    assert!(
+        Pin::new(&mut b)
+            .poll(&mut Context::from_waker(&b_waker))
+            .is_pending()
+    );
+    // Task A moves; its old waker's drop panics.
+    let moved = drop_panics(&SECOND);
+    DROP_ARMED.store(true, Ordering::SeqCst);
+    let polled = panic::catch_unwind(AssertUnwindSafe(|| {
+        let _ = Pin::new(&mut a).poll(&mut Context::from_waker(&moved));
+    }));
+    DROP_ARMED.store(false, Ordering::SeqCst);
+    assert!(
+        polled.is_err(),
+        "the drop's panic reaches the poll's caller"
+    );
+    chan.send(7).unwrap();
+    assert_eq!(
+        wakes(&count),
+        1,
+        "task B's registration was lost with A's old waker: B is never woken (a hang)"
+    );
+    drop((a, b));
+    assert_eq!(port.recv().unwrap(), 7);
+}
+
+/// Three tasks watch one port: C's waiter carries A's, which carries B's. A's future is
+/// dropped: its waiter stays in the chain (only a waiter on top is taken back), and the chain's
+/// reference is the last. The send wakes the chain and lets go of each waiter; A's waker's drop
+/// panics. The wake used to stop there, with B's waiter dropped unwoken (a hang).
+#[test]
+fn a_waker_whose_drop_panics_in_a_wake_does_not_stop_the_chain() {
+    quiet_bombs();
+    let (port, chan) = stream::<u32>();
+    let list: [&dyn Selectable; 1] = [&port];
+    let (b_count, b_waker) = counting();
+    let mut b = selecti_async(&list[..]);
+    assert!(
+        Pin::new(&mut b)
+            .poll(&mut Context::from_waker(&b_waker))
+            .is_pending()
+    );
+    let mut a = selecti_async(&list[..]);
+    assert!(
+        Pin::new(&mut a)
+            .poll(&mut Context::from_waker(&drop_panics(&FIRST)))
+            .is_pending()
+    );
+    let (c_count, c_waker) = counting();
+    let mut c = selecti_async(&list[..]);
+    assert!(
+        Pin::new(&mut c)
+            .poll(&mut Context::from_waker(&c_waker))
+            .is_pending()
+    );
+    drop(a);
+    DROP_ARMED.store(true, Ordering::SeqCst);
+    let sent = panic::catch_unwind(AssertUnwindSafe(|| chan.send(7)));
+    let fired = !DROP_ARMED.swap(false, Ordering::SeqCst);
+    assert!(
+        fired,
+        "the probe expects A's waker to be dropped by the send's wake"
+    );
+    assert!(
+        sent.is_err(),
+        "the drop's panic reaches the sender once all are woken"
+    );
+    assert_eq!(wakes(&c_count), 1);
+    assert_eq!(
+        wakes(&b_count),
+        1,
+        "task B, below the panicking drop, is never woken"
+    );
+    drop((b, c));
     assert_eq!(port.recv().unwrap(), 7);
 }
 
