@@ -32,7 +32,10 @@
 //! its own (it queues and drains only its own message's fields). So a chain that goes through a
 //! heap indirection the user built (a payload holding a `Box` that holds the next endpoint)
 //! recurses per link; the chains a protocol itself builds (the next endpoint is a field of the
-//! message) never do.
+//! message) never do. Nor do those through the runtime's own containers: a port set, which
+//! owns its ports on the heap, drops them as if they lay where the set lies (their message type
+//! is the set's, so what they hold lives as long as the set's place does), and a receive
+//! future drops its endpoint in place.
 //!
 //! # A sender that keeps sending
 //!
@@ -109,7 +112,9 @@ thread_local! {
 ///
 /// # Safety
 /// As for [`Dispose`]: `dispose` is the function for this packet's type, the caller owns the
-/// packet, and the packet holds a message. `endpoint` is where the dropped endpoint lies.
+/// packet, and the packet holds a message. `endpoint` is where the dropped endpoint lies, or
+/// where a runtime container that owns it lies, if the endpoint's message type is one of the
+/// container's type parameters.
 pub(crate) unsafe fn dispose(endpoint: *const u8, packet: NonNull<()>, dispose: Dispose) {
     let deferred = Deferred { packet, dispose };
     #[cfg(not(loom))]

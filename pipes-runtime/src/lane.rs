@@ -35,7 +35,7 @@
 use std::alloc::{Layout, alloc, dealloc, handle_alloc_error};
 use std::cell::Cell;
 use std::marker::PhantomData;
-use std::mem::MaybeUninit;
+use std::mem::{ManuallyDrop, MaybeUninit};
 use std::ptr::{self, NonNull};
 
 use crossbeam_utils::CachePadded;
@@ -769,15 +769,29 @@ impl<T> Drop for LaneRx<T> {
     /// dropped inside a message being dropped (a stream of streams) is queued, not recursed
     /// into.
     fn drop(&mut self) {
+        // SAFETY: this is the end's drop.
+        unsafe { self.dispose((&raw const *self).cast()) }
+    }
+}
+
+impl<T> LaneRx<T> {
+    /// Drops this end as if it lay at `at`, where a runtime container that owns it on the heap
+    /// lies (a port set): queued, not recursed into, when the container is a field of a message
+    /// being dropped (see `drop_queue::dispose`).
+    pub(crate) fn drop_as_if_at(self, at: *const u8) {
+        let this = ManuallyDrop::new(self);
+        // SAFETY: `this` is never dropped, so this is the end's one disposal.
+        unsafe { this.dispose(at) }
+    }
+
+    /// Closes the lane through the drop queue, as if this end lay at `at`.
+    ///
+    /// # Safety
+    /// Called once, as the end's drop.
+    unsafe fn dispose(&self, at: *const u8) {
         // SAFETY: `close_receiver::<T>` is the disposal for this lane's type, and the lane is
-        // this end's to close.
-        unsafe {
-            drop_queue::dispose(
-                (&raw const *self).cast(),
-                self.lane.cast(),
-                close_receiver::<T>,
-            )
-        }
+        // this end's to close, as the caller guarantees.
+        unsafe { drop_queue::dispose(at, self.lane.cast(), close_receiver::<T>) }
     }
 }
 

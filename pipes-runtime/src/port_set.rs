@@ -717,6 +717,16 @@ impl<T> Drop for PortSet<T> {
             }
         }
         self.list.close();
+        // The ports drop as if they lay where the set lies: a set that is a field of a message
+        // being dropped has their disposals queued (`drop_queue.rs`), so a chain of sets in
+        // messages does not recurse once per link. Their message type is the set's, so what
+        // they hold lives as long as the message the set lies in.
+        let at = (&raw const *self).cast::<u8>();
+        let local = self.local.get_mut();
+        let gone = local.later.gone.drain(..);
+        for member in local.members.drain(..).flatten().chain(gone) {
+            member.port.drop_as_if_at(at);
+        }
     }
 }
 

@@ -148,14 +148,15 @@ impl<E: RecvEndpoint> Future for RecvFuture<E> {
 
 impl<E: RecvEndpoint> Drop for RecvFuture<E> {
     fn drop(&mut self) {
-        if let Some(end) = self.end.take() {
+        if let Some(end) = &self.end {
             // The waiter must be out of the word before the endpoint's drop swaps in
             // `TERMINATED` (which expects no waiter) and, for a single-use packet, may free it.
             // A failed take-back means the sender swapped it out: the packet is settled, and
             // dropping the endpoint drops any message in it.
             self.registration.cancel(end.word(), end.idle());
-            drop(end);
         }
+        // The end drops where it lies, after this: a future that is a field of a message being
+        // dropped has its end queued by the drop queue, not recursed into (`drop_queue.rs`).
     }
 }
 

@@ -79,9 +79,10 @@ use std::cell::OnceCell;
 use std::fmt;
 use std::future::Future;
 use std::marker::PhantomData;
+use std::mem::ManuallyDrop;
 use std::ops::Deref;
 use std::pin::Pin;
-use std::ptr::NonNull;
+use std::ptr::{self, NonNull};
 use std::task::{Context, Poll, Waker};
 use std::time::{Duration, Instant};
 
@@ -389,13 +390,31 @@ impl<T> Drop for Port<T> {
     /// does (a port dropped inside a message being dropped is queued, not recursed into); the
     /// lane closes itself.
     fn drop(&mut self) {
+        self.close_shared((&raw const *self).cast());
+    }
+}
+
+impl<T> Port<T> {
+    /// Drops the port as if it lay at `at`, where a runtime container that owns it on the heap
+    /// lies (a port set): queued, not recursed into, when the container is a field of a message
+    /// being dropped (see `drop_queue::dispose`).
+    pub(crate) fn drop_as_if_at(self, at: *const u8) {
+        let mut this = ManuallyDrop::new(self);
+        this.close_shared(at);
+        // SAFETY: `this` is never used or dropped again, and `rx` is the one field left with a
+        // drop to run (`shared` was emptied just above; `chase` is a `Cell`).
+        let rx = unsafe { ptr::read(&this.rx) };
+        rx.drop_as_if_at(at);
+    }
+
+    /// [`Port`]'s drop of its shared chan's queue, through the drop queue as if the port lay
+    /// at `at`.
+    fn close_shared(&mut self, at: *const u8) {
         if let Some(queue) = self.shared.take() {
             let queue = NonNull::new(Arc::into_raw(queue).cast_mut()).expect("an Arc's pointer");
             // SAFETY: `close_queue::<T>` is the disposal for this pointer's type, and our
             // reference to the queue is ours to give up.
-            unsafe {
-                drop_queue::dispose((&raw const *self).cast(), queue.cast(), close_queue::<T>)
-            };
+            unsafe { drop_queue::dispose(at, queue.cast(), close_queue::<T>) };
         }
     }
 }

@@ -1,12 +1,13 @@
 //! Chains of ports dropped on a small stack. The stream docs promise: "Dropping a
 //! port with messages still queued drops them in a loop, not by recursion, also when they hold
-//! ports." Each test here runs in its own process-killing way if that fails (a stack overflow
-//! aborts the test binary), so the file holds only these.
+//! ports." Port sets and receive futures, which own ports, keep that promise too. Each test
+//! here runs in its own process-killing way if that fails (a stack overflow aborts the test
+//! binary), so the file holds only these.
 
 mod common;
 
 use common::{on_a_small_stack, size};
-use pipes_runtime::{Port, SharedChan, stream};
+use pipes_runtime::{Port, PortOne, PortSet, RecvFuture, SharedChan, oneshot, stream};
 
 struct Node(#[allow(dead_code)] Port<Node>);
 
@@ -36,6 +37,54 @@ fn a_chain_of_ports_through_shared_chans_drops_on_a_small_stack() {
         let (port, next) = stream::<Node>();
         let shared = SharedChan::new(chan);
         shared.send(Node(port)).unwrap();
+        chan = next;
+    }
+    on_a_small_stack(move || drop(first));
+    drop(chan);
+}
+
+/// A message holding the next port set. (A set's message cannot hold the set itself, whose
+/// type would be infinite: the set's ports carry ports whose messages hold the next set.)
+struct SetNode(#[allow(dead_code)] PortSet<Port<SetNode>>);
+
+/// Each set has one port (from `set.chan()`), whose one message is a port whose one message
+/// holds the next set. A set owns its ports on the heap, outside the message's bytes, so the
+/// drop queue did not queue them: one nested close per link, a stack overflow (found by
+/// review 6). A set now drops its ports as if they lay where it lies.
+#[test]
+fn a_chain_of_port_sets_in_messages_drops_on_a_small_stack() {
+    let n = size(100_000, 100);
+    let first = PortSet::<Port<SetNode>>::new();
+    let mut chan = first.chan();
+    let mut chans = Vec::new();
+    for _ in 0..n {
+        let (port, inner) = stream::<SetNode>();
+        chan.send(port).ok().unwrap();
+        let set = PortSet::new();
+        let next = set.chan();
+        inner.send(SetNode(set)).ok().unwrap();
+        chans.push((chan, inner));
+        chan = next;
+    }
+    on_a_small_stack(move || drop(first));
+    drop(chans);
+}
+
+/// A message holding a pending receive of the next oneshot (a receive future owns its
+/// endpoint and is `Send`: it may travel in a message as the endpoint would).
+struct FutureNode(#[allow(dead_code)] RecvFuture<PortOne<FutureNode>>);
+
+/// Each oneshot's message holds the receive future of the next. The future's drop moved its
+/// endpoint out onto the stack before dropping it, outside the message's bytes: one nested
+/// disposal per link, a stack overflow (found by review 6). It now drops the endpoint in place.
+#[test]
+fn a_chain_of_receive_futures_in_messages_drops_on_a_small_stack() {
+    let n = size(100_000, 100);
+    let (first, mut chan) = oneshot::<FutureNode>();
+    let first = first.recv_async();
+    for _ in 0..n {
+        let (port, next) = oneshot::<FutureNode>();
+        chan.send(FutureNode(port.recv_async())).ok().unwrap();
         chan = next;
     }
     on_a_small_stack(move || drop(first));
