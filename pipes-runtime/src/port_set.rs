@@ -118,6 +118,7 @@ use std::fmt;
 use std::future::Future;
 use std::marker::PhantomData;
 use std::ops::Deref;
+use std::panic::AssertUnwindSafe;
 use std::pin::Pin;
 use std::task::Context;
 use std::time::{Duration, Instant};
@@ -400,15 +401,24 @@ impl<T> PortSet<T> {
         drop(local);
         // Displaced wakers and ports' drops are user code: if one panics, the panic goes on to
         // the caller, and the message taken stays for the next receive.
-        match std::panic::catch_unwind(std::panic::AssertUnwindSafe(|| drop(later))) {
+        match std::panic::catch_unwind(AssertUnwindSafe(|| drop(later))) {
             Ok(()) => polled,
             Err(panic) => {
                 if let Poll::Message(message) = polled {
-                    self.local.borrow_mut().stash = Some(message);
+                    self.stash(message);
                 }
                 std::panic::resume_unwind(panic)
             }
         }
+    }
+
+    /// Keeps a message taken by a receive that panics before it returns it (user code it ran
+    /// after the take panicked): the next receive's, before any other.
+    fn stash(&self, message: T) {
+        let mut local = self.local.borrow_mut();
+        // A receive takes the stash first, so it was empty when this one took a message.
+        debug_assert!(local.stash.is_none());
+        local.stash = Some(message);
     }
 
     /// Runs `f` on the set's state, then drops what it left in [`Later`] once the borrow has
@@ -594,7 +604,14 @@ impl<T, B: Deref<Target = PortSet<T>>> Future for PortSetRecvFuture<'_, T, B> {
                     }
                 }
             };
-            this.leave();
+            // Letting go of the registration drops the task's old waker, user code: if its drop
+            // panics, the message taken stays for the next receive.
+            if let Err(panic) = std::panic::catch_unwind(AssertUnwindSafe(|| this.leave())) {
+                if let Ok(message) = resolved {
+                    this.set.stash(message);
+                }
+                std::panic::resume_unwind(panic);
+            }
             return std::task::Poll::Ready(resolved);
         }
     }

@@ -7,17 +7,21 @@
 //! - a waker whose `clone` panics, watching a word another task watches, lost that task's
 //!   registration (a hang) and leaked it: the clone now happens before anything is taken out
 //!   of the word. So did one whose `drop` panics (review 6): a watch now lets go of its old
-//!   waiter once the word holds the chain again.
+//!   waiter once the word holds the chain again;
+//! - a receive that had taken its message, then ran a waker that panicked (a displaced one, its
+//!   own old one, a sender's waiting for room) lost the message with the panic (reviews 5 and
+//!   6): a port set keeps it for the next receive, and a lane's report ends the panic.
 //!
 //! These run under Miri in CI, whose leak check covers the lane case.
 
 mod common;
 
+use std::cell::Cell;
 use std::future::Future;
 use std::panic::{self, AssertUnwindSafe};
 use std::pin::Pin;
 use std::sync::Arc;
-use std::sync::atomic::{AtomicBool, AtomicUsize, Ordering};
+use std::sync::atomic::{AtomicUsize, Ordering};
 use std::task::{Context, Poll, RawWaker, RawWakerVTable, Waker};
 
 use common::bombs::{panic_message, panicking_waker, quiet_bombs};
@@ -162,8 +166,17 @@ fn a_waker_whose_clone_panics_keeps_the_other_tasks_registration() {
     assert_eq!(port.recv().unwrap(), 7);
 }
 
-/// Set to make the next drop of a [`drop_panics`] waker panic (once).
-static DROP_ARMED: AtomicBool = AtomicBool::new(false);
+thread_local! {
+    /// Set to make the next drop of a [`drop_panics`] waker on this thread panic (once): per
+    /// thread, so that tests running at once do not set off each other's.
+    static DROP_ARMED: Cell<bool> = const { Cell::new(false) };
+}
+
+/// Sets off the next drop of a [`drop_panics`] waker on this thread, or no longer; returns
+/// whether it was set (it goes off once).
+fn arm_drop(armed: bool) -> bool {
+    DROP_ARMED.with(|cell| cell.replace(armed))
+}
 /// Two data pointers, so that two such wakers are not `will_wake` of each other.
 static FIRST: u8 = 1;
 static SECOND: u8 = 2;
@@ -172,7 +185,7 @@ fn same_clone(data: *const ()) -> RawWaker {
     RawWaker::new(data, &DROP_PANICS)
 }
 fn armed_drop(_: *const ()) {
-    if DROP_ARMED.swap(false, Ordering::SeqCst) {
+    if arm_drop(false) {
         panic!("bomb drop");
     }
 }
@@ -210,11 +223,11 @@ fn a_waker_whose_drop_panics_keeps_the_other_tasks_registration() {
     );
     // Task A moves; its old waker's drop panics.
     let moved = drop_panics(&SECOND);
-    DROP_ARMED.store(true, Ordering::SeqCst);
+    arm_drop(true);
     let polled = panic::catch_unwind(AssertUnwindSafe(|| {
         let _ = Pin::new(&mut a).poll(&mut Context::from_waker(&moved));
     }));
-    DROP_ARMED.store(false, Ordering::SeqCst);
+    arm_drop(false);
     assert!(
         polled.is_err(),
         "the drop's panic reaches the poll's caller"
@@ -259,9 +272,9 @@ fn a_waker_whose_drop_panics_in_a_wake_does_not_stop_the_chain() {
             .is_pending()
     );
     drop(a);
-    DROP_ARMED.store(true, Ordering::SeqCst);
+    arm_drop(true);
     let sent = panic::catch_unwind(AssertUnwindSafe(|| chan.send(7)));
-    let fired = !DROP_ARMED.swap(false, Ordering::SeqCst);
+    let fired = !arm_drop(false);
     assert!(
         fired,
         "the probe expects A's waker to be dropped by the send's wake"
@@ -278,6 +291,66 @@ fn a_waker_whose_drop_panics_in_a_wake_does_not_stop_the_chain() {
     );
     drop((b, c));
     assert_eq!(port.recv().unwrap(), 7);
+}
+
+/// A port set's receive future takes a message, then lets go of its registration, which
+/// drops the task's old waker; that drop panics. The message used to unwind with the panic
+/// (found by review 6); now it stays for the next receive.
+#[test]
+fn a_port_set_receive_future_keeps_its_message_when_its_wakers_drop_panics() {
+    quiet_bombs();
+    let mut set = PortSet::<u32>::new();
+    let chan = set.chan();
+    let waker = drop_panics(&FIRST);
+    {
+        let mut future = set.recv_async();
+        assert!(
+            Pin::new(&mut future)
+                .poll(&mut Context::from_waker(&waker))
+                .is_pending()
+        );
+        chan.send(5).unwrap();
+        arm_drop(true);
+        let polled = panic::catch_unwind(AssertUnwindSafe(|| {
+            Pin::new(&mut future).poll(&mut Context::from_waker(&waker))
+        }));
+        assert!(
+            !arm_drop(false),
+            "the probe expects the old waker's drop in the poll"
+        );
+        assert!(
+            polled.is_err(),
+            "the drop's panic reaches the poll's caller"
+        );
+    }
+    assert_eq!(set.try_recv().ok(), Some(5), "the message taken is lost");
+}
+
+/// A receiver that reports its takes (a remote session's pump does) wakes the sender's task
+/// waiting for room after a take, on the receiver's thread; that waker panics. The panic came
+/// out of the receive after the take: the message, and the endpoint of the next state in it,
+/// were dropped (found by review 6). The report's panic now ends there, and the receive
+/// returns the message.
+#[test]
+fn a_receive_whose_report_wakes_a_panicking_sender_waker_keeps_the_message() {
+    use pipes_runtime::__private::{Backlog, RoomFuture};
+    quiet_bombs();
+    let (server, client) = numbers::init();
+    server.report(1);
+    let client = client.number(7).unwrap();
+    let mut room = RoomFuture::new(client);
+    assert!(
+        Pin::new(&mut room)
+            .poll(&mut Context::from_waker(&panicking_waker()))
+            .is_pending()
+    );
+    let received = panic::catch_unwind(AssertUnwindSafe(move || server.recv()));
+    match received {
+        Ok(Ok(numbers::Stream::Number(7, _server))) => {}
+        Ok(_) => panic!("not the number sent"),
+        Err(_) => panic!("the receive panicked after taking 7: the number is lost"),
+    }
+    drop(room);
 }
 
 /// A port set's receive wakes (after its state's borrow ends) a waiter it displaced from an
