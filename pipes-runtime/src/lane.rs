@@ -43,7 +43,7 @@ use crossbeam_utils::CachePadded;
 use crate::drop_queue::{self, DropQueue};
 use crate::error::Cause;
 use crate::mpsc::SharedQueue;
-use crate::panics::{Panics, contained, deferring};
+use crate::panics::{Panics, deferring};
 use crate::spin::Chase;
 use crate::sync::{Arc, AtomicPtr, AtomicUsize, Ordering, UnsafeCell};
 use crate::take::Take;
@@ -598,8 +598,7 @@ impl<T> LaneRx<T> {
                 .rx
                 .with_mut(|rx| unsafe { (*rx).report.then(|| (*rx).head) });
             if let Some(head) = report {
-                // The sender's waker is user code: its panic must not take the message.
-                contained(|| report_taken(lane, head));
+                report_taken(lane, head);
             }
         }
         taken

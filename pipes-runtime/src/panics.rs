@@ -91,15 +91,6 @@ pub(crate) fn deferring<R>(f: impl FnOnce() -> R) -> R {
     f()
 }
 
-/// Runs `f`, a wake made after a receive took its message, and ends a panic of it here: the
-/// receive cannot both return the message and panic, and unwinding would drop the message
-/// (and the endpoint of the next state in it). The panic hook has reported the panic already.
-pub(crate) fn contained(f: impl FnOnce()) {
-    if let Err(payload) = panic::catch_unwind(AssertUnwindSafe(f)) {
-        drop_quietly(payload);
-    }
-}
-
 /// Holds `payload` back for the drop path this thread runs; hands it back if there is none.
 fn defer(payload: Box<dyn Any + Send>) -> Option<Box<dyn Any + Send>> {
     #[cfg(not(loom))]
