@@ -50,6 +50,7 @@ use std::num::NonZeroUsize;
 use std::ptr::NonNull;
 use std::time::{Duration, Instant};
 
+use crate::drop_queue;
 use crate::error::{Cause, RecvError, RecvTimeoutError, TryRecvError};
 use crate::packet::{self, Packet, Receiving, StateName};
 use crate::panics::{Panics, deferring};
@@ -146,8 +147,10 @@ impl<T, S: Sender> Drop for Slot<T, S> {
         if self.packet.state().load(Ordering::Acquire) == FULL {
             // SAFETY: the buffer is being freed, so both sides are gone and the message is ours.
             let message = unsafe { self.packet.take() };
+            let at = (&raw const *self).cast();
             let mut panics = Panics::default();
-            panics.catch(|| drop(message));
+            // Through the drop queue, as `RecvSlot`'s drop does.
+            panics.catch(|| drop_queue::drop_held(at, message));
             panics.resume();
         }
     }
@@ -587,7 +590,14 @@ impl<T, B: Slots> Drop for RecvSlot<T, B> {
             // Letting go of the share may free the buffer, dropping other slots' messages.
             let mut panics = Panics::default();
             panics.catch(|| drop(session));
-            panics.catch(|| drop(message));
+            // Through the drop queue: an endpoint in the message (the next session's, say) is
+            // queued, not recursed into.
+            let at = (&raw const *self).cast();
+            panics.catch(|| {
+                if let Some(message) = message {
+                    drop_queue::drop_held(at, message);
+                }
+            });
             panics.resume();
         });
     }

@@ -132,23 +132,34 @@ pub(crate) unsafe fn dispose(endpoint: *const u8, packet: NonNull<()>, dispose: 
 }
 
 impl DropQueue {
+    /// Whether `endpoint` lies inside the message being dropped.
+    fn holds(&self, endpoint: usize) -> bool {
+        let (start, end) = self.within.get();
+        (start..end).contains(&endpoint)
+    }
+
     /// Queues `deferred` if `endpoint` lies inside the message being dropped; otherwise runs
     /// it and everything it queues.
     fn defer_or_run(&self, endpoint: usize, deferred: Deferred) {
-        let (start, end) = self.within.get();
-        if (start..end).contains(&endpoint) {
+        if self.holds(endpoint) {
             self.queued.borrow_mut().push(deferred);
             return;
         }
+        // SAFETY: the entry is the caller's to dispose of, once (see `dispose`).
+        self.run(|| unsafe { (deferred.dispose)(deferred.packet, Some(self)) });
+    }
+
+    /// Runs `first`, then disposes of everything it queued.
+    fn run(&self, first: impl FnOnce()) {
         // A nested run (inside some other message's drop) leaves the entries below `mark` to
         // the run that queued them.
         let mark = self.queued.borrow().len();
         let mut panics = Panics::default();
-        let mut first = Some(deferred);
+        panics.catch(first);
         // One `catch_unwind` for the whole drain, entered again after a panic: each entry is
         // taken off before it is disposed of, so the drain goes on with the rest.
         while !panics.catch(|| {
-            while let Some(deferred) = first.take().or_else(|| self.pop_above(mark)) {
+            while let Some(deferred) = self.pop_above(mark) {
                 // SAFETY: each entry was queued once, by an endpoint that owned the packet and
                 // gave it up to us, with the function for its type.
                 unsafe { (deferred.dispose)(deferred.packet, Some(self)) };
@@ -190,6 +201,45 @@ impl DropQueue {
         // SAFETY: dropped once, here; never used again.
         unsafe { ManuallyDrop::drop(&mut message) };
     }
+}
+
+/// Drops `message`, which the endpoint at `endpoint` held and took out of a buffer it shares
+/// (a session's slot): boxed and queued if the endpoint lies inside a message being dropped, so
+/// a chain of such endpoints does not recurse; otherwise dropped at once, under a run of its
+/// own that queues the endpoints among its fields. Boxing costs an allocation, only for an
+/// endpoint dropped over an unreceived message inside another unreceived message.
+pub(crate) fn drop_held<T>(endpoint: *const u8, message: T) {
+    #[cfg(not(loom))]
+    {
+        // Where this thread's queue is gone, the closure is dropped unrun, and the message
+        // with it, directly.
+        let _ = QUEUE.try_with(move |queue| {
+            if queue.holds(endpoint.addr()) {
+                let packet = NonNull::from(Box::leak(Box::new(message))).cast();
+                queue.queued.borrow_mut().push(Deferred {
+                    packet,
+                    dispose: drop_boxed::<T>,
+                });
+            } else {
+                queue.run(|| queue.drop_within(message));
+            }
+        });
+    }
+    #[cfg(loom)]
+    {
+        let _ = endpoint;
+        drop(message);
+    }
+}
+
+/// The disposal of a message [`drop_held`] boxed: frees the box, then drops the message.
+///
+/// # Safety
+/// `packet` came from a `Box<T>` that `drop_held` leaked, and is disposed of once.
+unsafe fn drop_boxed<T>(packet: NonNull<()>, queue: Option<&DropQueue>) {
+    // SAFETY: as the caller guarantees.
+    let message = *unsafe { Box::from_raw(packet.cast::<T>().as_ptr()) };
+    drop_message(message, queue);
 }
 
 /// Drops a message under a queue if there is one, or directly.

@@ -90,3 +90,30 @@ fn a_chain_of_receive_futures_in_messages_drops_on_a_small_stack() {
     on_a_small_stack(move || drop(first));
     drop(chan);
 }
+
+pipes_runtime::proto! {
+    /// Bounded (a send, then a receive): a session runs over a buffer of slots, not lanes.
+    #[allow(dead_code)]
+    hop {
+        Ask: send { Pass(hop::server::Ask) -> Answer }
+        Answer: recv { Done -> ! }
+    }
+}
+
+/// A chain of bounded sessions, each one's unreceived message holding the next session's
+/// receiving endpoint (delegation). A session's receiving endpoint dropped its unreceived
+/// message with a plain `drop`: one nested drop per link, a stack overflow (found by review 6).
+/// It now drops it through the drop queue.
+#[test]
+fn a_chain_of_bounded_sessions_in_messages_drops_on_a_small_stack() {
+    let n = size(100_000, 100);
+    let (first, mut client) = hop::init();
+    let mut waiting = Vec::new();
+    for _ in 0..n {
+        let (server, next) = hop::init();
+        waiting.push(client.pass(server).ok().unwrap());
+        client = next;
+    }
+    on_a_small_stack(move || drop(first));
+    drop((client, waiting));
+}
