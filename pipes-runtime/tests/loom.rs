@@ -1128,6 +1128,85 @@ fn a_task_waiting_for_room_races_the_receivers_take() {
     });
 }
 
+/// A task waiting for room moves to another waker while the take races: the take wakes the
+/// second (or came first). (This and the three below: review 6.)
+#[test]
+fn a_task_waiting_for_room_moves_to_another_waker_racing_the_take() {
+    loom::model(|| {
+        let (server, client, drops) = a_full_room();
+        let mut future = RoomFuture::new(client);
+        let first = poll_once(&mut future);
+        let taker = thread::spawn(move || take_a_tick(server));
+        let client = match first {
+            std::task::Poll::Ready(client) => client,
+            // Moved: polled with the new waker, then woken through it.
+            std::task::Poll::Pending => block_on(&mut future),
+        };
+        drop(taker.join().unwrap());
+        drop(client);
+        assert_eq!(drops.count(), 1);
+    });
+}
+
+/// A pending wait for room cancelled while the take races; then a thread's wait finds room.
+#[test]
+fn a_cancelled_wait_for_room_races_the_take() {
+    loom::model(|| {
+        let (server, client, drops) = a_full_room();
+        let mut future = RoomFuture::new(client);
+        let _ = poll_once(&mut future);
+        let taker = thread::spawn(move || take_a_tick(server));
+        let client = future.cancel();
+        assert!(wait_room(&client, None));
+        drop(taker.join().unwrap());
+        drop(client);
+        assert_eq!(drops.count(), 1);
+    });
+}
+
+/// A thread's wait for room that times out (every timed park does under loom) races the take,
+/// or the receiver's drop; a wait without a deadline then still finds room.
+#[test]
+fn a_timed_out_wait_for_room_races_the_take_or_the_drop() {
+    for take in [true, false] {
+        loom::model(move || {
+            let (server, client, drops) = a_full_room();
+            let other = thread::spawn(move || {
+                if take {
+                    drop(take_a_tick(server));
+                } else {
+                    drop(server);
+                }
+            });
+            let deadline = std::time::Instant::now() + Duration::from_millis(1);
+            let _ = wait_room(&client, Some(deadline));
+            assert!(wait_room(&client, None));
+            other.join().unwrap();
+            drop(client);
+            assert_eq!(drops.count(), 1);
+        });
+    }
+}
+
+/// A task waits for room while the receiver takes, then drops: it resolves either way, and
+/// nothing is left in the word (loom fails a model that leaks a waiter).
+#[test]
+fn a_task_waiting_for_room_races_a_take_then_the_receivers_drop() {
+    loom::model(|| {
+        let (server, client, drops) = a_full_room();
+        let mut future = RoomFuture::new(client);
+        let first = poll_once_with(&mut future, &thread_waker());
+        let taker = thread::spawn(move || drop(take_a_tick(server)));
+        let client = match first {
+            std::task::Poll::Ready(client) => client,
+            std::task::Poll::Pending => wait_woken(&mut future, &thread_waker()),
+        };
+        taker.join().unwrap();
+        drop(client);
+        assert_eq!(drops.count(), 1);
+    });
+}
+
 /// An async receive on a shared chan's port while one producer sends across a segment's end
 /// (the second message's segment is linked by the first's producer after its publish, and the
 /// close marker is in a third; segments are 2 slots under loom). A re-poll after the link's

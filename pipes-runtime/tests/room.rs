@@ -3,6 +3,8 @@
 //! unbounded session, with a blocked thread, a task, a forgotten future, and a receiver that
 //! goes away. Endpoints whose receiver does not report always have room.
 
+use std::pin::Pin;
+use std::task::Context;
 use std::thread;
 use std::time::{Duration, Instant};
 
@@ -164,4 +166,71 @@ fn a_forgotten_wait_leaves_a_waiter_that_the_next_take_wakes_harmlessly() {
         "the take swapped the waiter out and woke it"
     );
     drop(server);
+}
+
+pipes_runtime::proto! {
+    /// Unbounded, with a payload whose drop may panic.
+    #[allow(dead_code)]
+    bombs {
+        Stream: send { Bomb(crate::Bomb) -> Stream }
+    }
+}
+
+/// Panics when dropped, if told to.
+pub struct Bomb(bool);
+
+impl Drop for Bomb {
+    fn drop(&mut self) {
+        if self.0 {
+            panic!("bomb payload");
+        }
+    }
+}
+
+/// `report(0)` is a room of 1; a second report changes nothing.
+#[test]
+fn a_report_of_zero_is_a_room_of_one_and_a_second_report_changes_nothing() {
+    let (server, client) = numbers::init();
+    server.report(0);
+    assert!(has_room(&client));
+    let client = client.number(1).unwrap();
+    assert!(!has_room(&client), "one sent, room of 1");
+    server.report(5);
+    assert!(!has_room(&client), "the second report changed the room");
+    let Ok(numbers::Stream::Number(1, server)) = server.recv() else {
+        panic!()
+    };
+    assert!(has_room(&client));
+    server.report(0);
+    let client = client.number(2).unwrap();
+    assert!(!has_room(&client));
+    drop(server);
+    assert!(has_room(&client));
+}
+
+/// The receiver closes while a task waits for room and an unreceived payload panics in its
+/// drop: the task is woken and resolves, every payload is dropped, the panic reaches the
+/// receiver's drop.
+#[test]
+fn a_receiver_dropped_with_a_panicking_payload_still_wakes_the_task_waiting_for_room() {
+    common::bombs::quiet_bombs();
+    let (server, client) = bombs::init();
+    server.report(1);
+    let client = client.bomb(Bomb(true)).unwrap();
+    let mut future = RoomFuture::new(client);
+    let (count, waker) = counting();
+    assert!(
+        Pin::new(&mut future)
+            .poll(&mut Context::from_waker(&waker))
+            .is_pending()
+    );
+    let dropped = std::panic::catch_unwind(std::panic::AssertUnwindSafe(|| drop(server)));
+    assert!(dropped.is_err());
+    assert_eq!(wakes(&count), 1);
+    let std::task::Poll::Ready(client) =
+        Pin::new(&mut future).poll(&mut Context::from_waker(&waker))
+    else {
+        panic!("no room after the receiver's drop")
+    };
+    assert!(client.bomb(Bomb(false)).is_err());
 }

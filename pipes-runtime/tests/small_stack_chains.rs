@@ -117,3 +117,55 @@ fn a_chain_of_bounded_sessions_in_messages_drops_on_a_small_stack() {
     on_a_small_stack(move || drop(first));
     drop((client, waiting));
 }
+
+pipes_runtime::proto! {
+    /// Each message carries the receiving endpoint of the next session (a delegation chain).
+    #[allow(dead_code)]
+    relay {
+        Open: send { Pass(relay::server::Open) -> Open, Ping -> Open }
+    }
+}
+
+/// A chain of unbounded sessions, each holding the next session's receiving endpoint in an
+/// unreceived message (the `Duplex`'s lane end lies in the message's bytes): iterative.
+#[test]
+fn a_chain_of_sessions_in_messages_drops_on_a_small_stack() {
+    let n = size(100_000, 50);
+    let (first, mut client) = relay::init();
+    let mut clients = Vec::new();
+    for _ in 0..n {
+        let (server, next) = relay::init();
+        clients.push(client.pass(server).unwrap());
+        client = next;
+    }
+    on_a_small_stack(move || drop(first));
+    drop((client, clients));
+}
+
+/// A chain of waits for room: each future's endpoint (a receiving one, whose sends wait for
+/// room all the same) has an unreceived message holding the next future. `RoomFuture::drop`
+/// leaves its endpoint in place, so drop glue drops it inside the message's bytes: iterative.
+struct RoomNode(#[allow(dead_code)] pipes_runtime::__private::RoomFuture<rooms::server::Open>);
+
+pipes_runtime::proto! {
+    #[allow(dead_code)]
+    rooms {
+        Open: send { Pass(crate::RoomNode) -> Open }
+    }
+}
+
+#[test]
+fn a_chain_of_room_futures_in_messages_drops_on_a_small_stack() {
+    use pipes_runtime::__private::RoomFuture;
+    let n = size(100_000, 50);
+    let (server, mut client) = rooms::init();
+    let first = RoomFuture::new(server);
+    let mut clients = Vec::new();
+    for _ in 0..n {
+        let (next_server, next_client) = rooms::init();
+        clients.push(client.pass(RoomNode(RoomFuture::new(next_server))).unwrap());
+        client = next_client;
+    }
+    on_a_small_stack(move || drop(first));
+    drop((client, clients));
+}
