@@ -149,8 +149,8 @@ impl<T, S: Sender> Drop for Slot<T, S> {
             let message = unsafe { self.packet.take() };
             let at = (&raw const *self).cast();
             let mut panics = Panics::default();
-            // Through the drop queue, as `RecvSlot`'s drop does.
-            panics.catch(|| drop_queue::drop_held(at, message));
+            // Through the drop queue: the buffer is freed as a message is (`Session::release`).
+            panics.catch(|| drop_queue::drop_inside(at, message));
             panics.resume();
         }
     }
@@ -361,7 +361,10 @@ impl<B: Slots> Session<B> {
             fence(Ordering::Acquire);
             // SAFETY: both shares are gone, so nobody else can reach the buffer, which came
             // from `Box::leak` in `session`.
-            drop(unsafe { Box::from_raw(self.buffer_ptr().as_ptr()) });
+            let buffer = unsafe { Box::from_raw(self.buffer_ptr().as_ptr()) };
+            // Messages left in its slots go through the drop queue: a share that lies in a
+            // message being dropped (an endpoint delegated in it) has them queued there.
+            drop_queue::drop_freed((&raw const *self).cast(), buffer);
         }
     }
 }
@@ -585,11 +588,12 @@ impl<T, B: Slots> Drop for RecvSlot<T, B> {
             // is ours; the slot is left `TERMINATED` over a moved-out payload, which nothing
             // reads.
             let message = (word == FULL).then(|| unsafe { self.packet().take() });
-            // SAFETY: taken once, here; `self` is not used again.
-            let session = unsafe { ManuallyDrop::take(&mut self.session) };
-            // Letting go of the share may free the buffer, dropping other slots' messages.
+            // Letting go of the share may free the buffer, dropping other slots' messages. In
+            // place, so the buffer's drop knows whether the share lies in a message.
+            let session = &mut self.session;
             let mut panics = Panics::default();
-            panics.catch(|| drop(session));
+            // SAFETY: dropped once, here; `self` is not used again but for its address.
+            panics.catch(|| unsafe { ManuallyDrop::drop(session) });
             // Through the drop queue: an endpoint in the message (the next session's, say) is
             // queued, not recursed into.
             let at = (&raw const *self).cast();

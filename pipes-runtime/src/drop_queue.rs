@@ -35,7 +35,10 @@
 //! message) never do. Nor do those through the runtime's own containers: a port set, which
 //! owns its ports on the heap, drops them as if they lay where the set lies (their message type
 //! is the set's, so what they hold lives as long as the set's place does), and a receive
-//! future drops its endpoint in place.
+//! future drops its endpoint in place. A session buffer's messages are not in an endpoint's
+//! bytes either: an endpoint that takes its unreceived message out boxes it to queue it
+//! (`drop_held`, an allocation only there), and a buffer whose last share lies in a message
+//! being dropped is itself queued, then freed as a message is (`drop_freed`).
 //!
 //! # A sender that keeps sending
 //!
@@ -188,7 +191,22 @@ impl DropQueue {
     pub(crate) fn drop_within<T>(&self, message: T) {
         let mut message = ManuallyDrop::new(message);
         let start = (&raw const message).addr();
-        let outer = self.within.replace((start, start + mem::size_of::<T>()));
+        // SAFETY: dropped once, here; never used again.
+        self.dropping(start, mem::size_of::<T>(), || unsafe {
+            ManuallyDrop::drop(&mut message)
+        });
+    }
+
+    /// Frees `block` as [`DropQueue::drop_within`] drops a message.
+    fn free_within<T>(&self, block: Box<T>) {
+        let start = (&raw const *block).addr();
+        self.dropping(start, mem::size_of::<T>(), || drop(block));
+    }
+
+    /// Runs `drop`, which drops the `size` bytes at `start`, with those bytes as the message
+    /// being dropped.
+    fn dropping(&self, start: usize, size: usize, drop: impl FnOnce()) {
+        let outer = self.within.replace((start, start + size));
         // Restores the outer message's bytes even if this drop panics: the outer drop glue
         // goes on dropping its other fields while unwinding.
         struct Restore<'a>(&'a Cell<(usize, usize)>, (usize, usize));
@@ -198,8 +216,70 @@ impl DropQueue {
             }
         }
         let _restore = Restore(&self.within, outer);
-        // SAFETY: dropped once, here; never used again.
-        unsafe { ManuallyDrop::drop(&mut message) };
+        drop();
+    }
+}
+
+/// Frees `block`, a heap block (a session buffer) whose last holder was the value at `holder`
+/// (a share of it), dropping it as if it were a message, so that the messages left in it drop
+/// through the queue ([`drop_inside`]). Queued itself if `holder` lies inside a message being
+/// dropped, so a chain of buffers, each freed by a share that lies in a message left in the one
+/// before, does not recurse; otherwise freed at once, under a run of its own.
+pub(crate) fn drop_freed<T>(holder: *const u8, block: Box<T>) {
+    #[cfg(not(loom))]
+    {
+        // Where this thread's queue is gone, the closure is dropped unrun, and the block
+        // with it, directly.
+        let _ = QUEUE.try_with(move |queue| {
+            if queue.holds(holder.addr()) {
+                let packet = NonNull::from(Box::leak(block)).cast();
+                queue.queued.borrow_mut().push(Deferred {
+                    packet,
+                    dispose: free_block::<T>,
+                });
+            } else {
+                queue.run(|| queue.free_within(block));
+            }
+        });
+    }
+    #[cfg(loom)]
+    {
+        let _ = holder;
+        drop(block);
+    }
+}
+
+/// The disposal of a block [`drop_freed`] queued: frees it as a message.
+///
+/// # Safety
+/// `packet` came from a `Box<T>` that `drop_freed` leaked, and is disposed of once.
+unsafe fn free_block<T>(packet: NonNull<()>, queue: Option<&DropQueue>) {
+    // SAFETY: as the caller guarantees.
+    let block = unsafe { Box::from_raw(packet.cast::<T>().as_ptr()) };
+    match queue {
+        Some(queue) => queue.free_within(block),
+        None => drop(block),
+    }
+}
+
+/// Drops `message`, which lay at `at` inside a block [`drop_freed`] is freeing (a slot of a
+/// session buffer): its endpoints are queued for the run freeing the block. Anywhere else (no
+/// queue on this thread, loom) it is dropped directly.
+pub(crate) fn drop_inside<T>(at: *const u8, message: T) {
+    #[cfg(not(loom))]
+    {
+        let _ = QUEUE.try_with(move |queue| {
+            if queue.holds(at.addr()) {
+                queue.drop_within(message);
+            } else {
+                queue.run(|| queue.drop_within(message));
+            }
+        });
+    }
+    #[cfg(loom)]
+    {
+        let _ = at;
+        drop(message);
     }
 }
 

@@ -169,3 +169,31 @@ fn a_chain_of_room_futures_in_messages_drops_on_a_small_stack() {
     on_a_small_stack(move || drop(first));
     drop((client, clients));
 }
+
+pipes_runtime::proto! {
+    /// Two sends before a receive: two slots full at once.
+    #[allow(dead_code)]
+    twice {
+        First: send { First -> Second }
+        Second: send { Pass(twice::server::First) -> Reply }
+        Reply: recv { Done -> ! }
+    }
+}
+
+/// A chain of bounded sessions whose clients are gone, each buffer holding, in a slot its
+/// server's endpoint does not receive from, the next session's server endpoint. Dropping a
+/// server frees its buffer, whose slot drops the next server, which frees the next buffer:
+/// one nested free per link, a stack overflow. A buffer freed by a share that lies in a
+/// message being dropped now has its slots' messages queued.
+#[test]
+fn a_chain_of_session_buffers_freed_with_messages_in_their_slots_drops_on_a_small_stack() {
+    let n = size(100_000, 100);
+    let (first, mut client) = twice::init();
+    for _ in 0..n {
+        let (server, next) = twice::init();
+        drop(client.first().unwrap().pass(server).unwrap());
+        client = next;
+    }
+    on_a_small_stack(move || drop(first));
+    drop(client);
+}
