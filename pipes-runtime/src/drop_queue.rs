@@ -197,6 +197,14 @@ impl DropQueue {
         });
     }
 
+    /// Queues `block`, to be freed as a message by the run under way.
+    fn queue_block<T>(&self, block: Box<T>) {
+        self.queued.borrow_mut().push(Deferred {
+            packet: NonNull::from(Box::leak(block)).cast(),
+            dispose: free_block::<T>,
+        });
+    }
+
     /// Frees `block` as [`DropQueue::drop_within`] drops a message.
     fn free_within<T>(&self, block: Box<T>) {
         let start = (&raw const *block).addr();
@@ -220,67 +228,40 @@ impl DropQueue {
     }
 }
 
+/// Runs `f` with this thread's queue. Where the queue is gone (in a thread-local destructor)
+/// and under loom, `f` is dropped unrun, and what it owns with it: directly.
+fn with_queue(f: impl FnOnce(&DropQueue)) {
+    #[cfg(not(loom))]
+    let _ = QUEUE.try_with(f);
+    #[cfg(loom)]
+    drop(f);
+}
+
 /// Frees `block`, a heap block (a session buffer) whose last holder was the value at `holder`
 /// (a share of it), dropping it as if it were a message, so that the messages left in it drop
 /// through the queue ([`drop_inside`]). Queued itself if `holder` lies inside a message being
 /// dropped, so a chain of buffers, each freed by a share that lies in a message left in the one
 /// before, does not recurse; otherwise freed at once, under a run of its own.
 pub(crate) fn drop_freed<T>(holder: *const u8, block: Box<T>) {
-    #[cfg(not(loom))]
-    {
-        // Where this thread's queue is gone, the closure is dropped unrun, and the block
-        // with it, directly.
-        let _ = QUEUE.try_with(move |queue| {
-            if queue.holds(holder.addr()) {
-                let packet = NonNull::from(Box::leak(block)).cast();
-                queue.queued.borrow_mut().push(Deferred {
-                    packet,
-                    dispose: free_block::<T>,
-                });
-            } else {
-                queue.run(|| queue.free_within(block));
-            }
-        });
-    }
-    #[cfg(loom)]
-    {
-        let _ = holder;
-        drop(block);
-    }
-}
-
-/// The disposal of a block [`drop_freed`] queued: frees it as a message.
-///
-/// # Safety
-/// `packet` came from a `Box<T>` that `drop_freed` leaked, and is disposed of once.
-unsafe fn free_block<T>(packet: NonNull<()>, queue: Option<&DropQueue>) {
-    // SAFETY: as the caller guarantees.
-    let block = unsafe { Box::from_raw(packet.cast::<T>().as_ptr()) };
-    match queue {
-        Some(queue) => queue.free_within(block),
-        None => drop(block),
-    }
+    with_queue(move |queue| {
+        if queue.holds(holder.addr()) {
+            queue.queue_block(block);
+        } else {
+            queue.run(|| queue.free_within(block));
+        }
+    });
 }
 
 /// Drops `message`, which lay at `at` inside a block [`drop_freed`] is freeing (a slot of a
-/// session buffer): its endpoints are queued for the run freeing the block. Anywhere else (no
-/// queue on this thread, loom) it is dropped directly.
+/// session buffer): its endpoints are queued for the run freeing the block.
 pub(crate) fn drop_inside<T>(at: *const u8, message: T) {
-    #[cfg(not(loom))]
-    {
-        let _ = QUEUE.try_with(move |queue| {
-            if queue.holds(at.addr()) {
-                queue.drop_within(message);
-            } else {
-                queue.run(|| queue.drop_within(message));
-            }
-        });
-    }
-    #[cfg(loom)]
-    {
-        let _ = at;
-        drop(message);
-    }
+    with_queue(move |queue| {
+        if queue.holds(at.addr()) {
+            queue.drop_within(message);
+        } else {
+            queue.run(|| queue.drop_within(message));
+        }
+    });
 }
 
 /// Drops `message`, which the endpoint at `endpoint` held and took out of a buffer it shares
@@ -289,37 +270,26 @@ pub(crate) fn drop_inside<T>(at: *const u8, message: T) {
 /// own that queues the endpoints among its fields. Boxing costs an allocation, only for an
 /// endpoint dropped over an unreceived message inside another unreceived message.
 pub(crate) fn drop_held<T>(endpoint: *const u8, message: T) {
-    #[cfg(not(loom))]
-    {
-        // Where this thread's queue is gone, the closure is dropped unrun, and the message
-        // with it, directly.
-        let _ = QUEUE.try_with(move |queue| {
-            if queue.holds(endpoint.addr()) {
-                let packet = NonNull::from(Box::leak(Box::new(message))).cast();
-                queue.queued.borrow_mut().push(Deferred {
-                    packet,
-                    dispose: drop_boxed::<T>,
-                });
-            } else {
-                queue.run(|| queue.drop_within(message));
-            }
-        });
-    }
-    #[cfg(loom)]
-    {
-        let _ = endpoint;
-        drop(message);
-    }
+    with_queue(move |queue| {
+        if queue.holds(endpoint.addr()) {
+            queue.queue_block(Box::new(message));
+        } else {
+            queue.run(|| queue.drop_within(message));
+        }
+    });
 }
 
-/// The disposal of a message [`drop_held`] boxed: frees the box, then drops the message.
+/// The disposal of a block [`DropQueue::queue_block`] queued: frees it as a message.
 ///
 /// # Safety
-/// `packet` came from a `Box<T>` that `drop_held` leaked, and is disposed of once.
-unsafe fn drop_boxed<T>(packet: NonNull<()>, queue: Option<&DropQueue>) {
+/// `packet` came from a `Box<T>` that `queue_block` leaked, and is disposed of once.
+unsafe fn free_block<T>(packet: NonNull<()>, queue: Option<&DropQueue>) {
     // SAFETY: as the caller guarantees.
-    let message = *unsafe { Box::from_raw(packet.cast::<T>().as_ptr()) };
-    drop_message(message, queue);
+    let block = unsafe { Box::from_raw(packet.cast::<T>().as_ptr()) };
+    match queue {
+        Some(queue) => queue.free_within(block),
+        None => drop(block),
+    }
 }
 
 /// Drops a message under a queue if there is one, or directly.
