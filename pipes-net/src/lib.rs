@@ -103,6 +103,7 @@ mod block;
 pub mod cluster;
 mod codec;
 mod connection;
+mod deadline;
 mod error;
 pub mod frame;
 mod node;

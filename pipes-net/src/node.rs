@@ -13,6 +13,7 @@ use tokio::sync::{mpsc, watch};
 
 use crate::block::block_on;
 use crate::connection::{self, Conn, Origin, closed_by_node, lock};
+use crate::deadline::Later;
 use crate::error::ConnectError;
 use crate::frame::{DEFAULT_CHUNK, DEFAULT_MAX_FRAME, DEFAULT_MAX_MESSAGE, Limits, Role};
 use crate::session::{Acceptor, RawSession, Unaccepted};
@@ -104,6 +105,10 @@ pub struct Config {
     /// the typed sessions' pumps forwarding their last messages, every connection writing
     /// what is queued, and each peer answering the end of the stream. A peer that is dead or
     /// does not read holds a shutdown this long at most; then its connection is cut.
+    ///
+    /// Any length works, up to `Duration::MAX` for "as long as it takes": this and the other
+    /// timeouts here are counted with an add that cannot overflow (a deadline past the clock's
+    /// end is some 30 years away, as tokio's timers have it).
     pub shutdown_timeout: Duration,
 }
 
@@ -355,7 +360,7 @@ impl Inner {
     /// The graceful shutdown (see [`Node`]), bounded by the shutdown timeout. Runs on the
     /// node's runtime.
     async fn shut(&self) {
-        let deadline = tokio::time::Instant::now() + self.config.shutdown_timeout;
+        let deadline = tokio::time::Instant::now().later(self.config.shutdown_timeout);
         let conns: Vec<Arc<Conn>> = lock(&self.conns).iter().filter_map(Weak::upgrade).collect();
         // First the pumps, so their last frames are queued before the connections end.
         let round = self.pumps.begin_round();
