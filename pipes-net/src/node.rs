@@ -310,6 +310,8 @@ async fn accept_loop(node: Weak<Inner>, listener: TcpListener) {
 ///   [`shutdown`](Node::shutdown) and await it before the runtime ends (a `#[tokio::main]`
 ///   that returns drops its runtime with every task on it). Dropping it instead starts the
 ///   same shutdown as a task on that runtime, which delivers only if the runtime runs on.
+///   Once that runtime is gone, `shutdown` (awaited elsewhere) and the drop end at once: the
+///   node's connections are cut without delivering, their sessions fail.
 pub struct Node {
     inner: Arc<Inner>,
     thread: Option<std::thread::JoinHandle<()>>,
@@ -379,11 +381,17 @@ impl Inner {
             );
         }
         while finishing.join_next().await.is_some() {}
-        // Whatever is still open is cut: its sessions fail, and the tasks stop.
-        for conn in conns {
+        drop(conns);
+        self.cut();
+    }
+
+    /// Cuts whatever connection is still open: its sessions fail (on both ends, if the
+    /// writer still runs), and its tasks stop. Needs no runtime.
+    fn cut(&self) {
+        let conns = std::mem::take(&mut *lock(&self.conns));
+        for conn in conns.iter().filter_map(Weak::upgrade) {
             conn.fail(closed_by_node());
         }
-        lock(&self.conns).clear();
     }
 
     async fn connect_inner(&self, addr: SocketAddr) -> Result<Arc<Conn>, ConnectError> {
@@ -530,10 +538,15 @@ impl Node {
         }
         // Acceptors waiting for sessions get `None`; sessions not accepted yet are closed.
         lock(&self.inner.registry.served).clear();
-        let inner = self.inner.clone();
+        let done = Finished(self.inner.clone());
+        // The task's future owns `done`: however it ends, its drop ends the shutdown. On a
+        // runtime that is gone (a `start_async` node's, ended before its node), `spawn` drops
+        // the future unpolled; a runtime that ends meanwhile drops it half way; a panic drops
+        // it unwinding. Without that, `finished` would never be set, and `shutdown().await`,
+        // the drop of a node on its own thread and that thread would wait forever.
         self.inner.handle.spawn(async move {
-            inner.shut().await;
-            inner.finished.send_replace(true);
+            done.0.shut().await;
+            drop(done);
         });
     }
 
@@ -570,6 +583,17 @@ impl Drop for Node {
                 let _ = thread.join();
             }
         }
+    }
+}
+
+/// Ends a node's shutdown when dropped, whether the shutdown ran to its end or not: cuts the
+/// connections still open (the graceful part is over, or will never run) and sets `finished`.
+struct Finished(Arc<Inner>);
+
+impl Drop for Finished {
+    fn drop(&mut self) {
+        self.0.cut();
+        self.0.finished.send_replace(true);
     }
 }
 
