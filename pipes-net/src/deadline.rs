@@ -43,7 +43,10 @@ mod tests {
     fn an_overflowing_deadline_is_far_away_not_a_panic() {
         let now = tokio::time::Instant::now();
         assert!(now.later(Duration::MAX) >= now + FAR);
-        assert_eq!(now.later(Duration::from_secs(1)), now + Duration::from_secs(1));
+        assert_eq!(
+            now.later(Duration::from_secs(1)),
+            now + Duration::from_secs(1)
+        );
         let now = std::time::Instant::now();
         assert!(now.later(Duration::MAX) >= now + FAR);
     }
