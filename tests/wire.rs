@@ -875,6 +875,93 @@ async fn a_payload_that_does_not_serialize_fails_the_next_receive_as_aborted() {
     assert_eq!(error.cause(), Cause::Aborted, "{error}");
 }
 
+/// A payload whose `Serialize` panics: user code, which the pump runs.
+#[derive(Debug)]
+pub struct PanicsWritten;
+
+impl serde::Serialize for PanicsWritten {
+    fn serialize<S: serde::Serializer>(&self, _: S) -> Result<S::Ok, S::Error> {
+        panic!("PanicsWritten::serialize (a test's panic, meant)")
+    }
+}
+
+impl<'de> serde::Deserialize<'de> for PanicsWritten {
+    fn deserialize<D: serde::Deserializer<'de>>(deserializer: D) -> Result<Self, D::Error> {
+        <()>::deserialize(deserializer).map(|()| PanicsWritten)
+    }
+}
+
+/// A payload whose `Deserialize` panics.
+#[derive(Debug)]
+pub struct PanicsRead;
+
+impl serde::Serialize for PanicsRead {
+    fn serialize<S: serde::Serializer>(&self, serializer: S) -> Result<S::Ok, S::Error> {
+        serializer.serialize_unit()
+    }
+}
+
+impl<'de> serde::Deserialize<'de> for PanicsRead {
+    fn deserialize<D: serde::Deserializer<'de>>(_: D) -> Result<Self, D::Error> {
+        panic!("PanicsRead::deserialize (a test's panic, meant)")
+    }
+}
+
+pipes::proto! {
+    /// Questions whose payloads panic when written or read.
+    #[wire]
+    pub panicking {
+        Ask: send { Question(PanicsWritten) -> Answer, Hello -> Answer }
+        Answer: recv { Reply(PanicsRead) -> ! }
+    }
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_payload_whose_serialize_panics_aborts_the_session_on_both_ends() {
+    let (_client_node, conn, server_node, _) = pair(quick()).await;
+    let mut acceptor = server_node.serve(<panicking::Wire as WireProtocol>::PROTOCOL, Role::Server);
+    let (ask, raw) = tokio::join!(
+        async { conn.client_async::<panicking::Wire>().await.unwrap() },
+        async { acceptor.accept_async().await.unwrap() }
+    );
+    let mut raw = raw;
+    // The send is local and succeeds; the pump's serialization panics.
+    let answer = ask.question(PanicsWritten).unwrap();
+    let local = within(5, answer.recv_async()).await.unwrap_err();
+    assert_eq!(local.cause(), Cause::Aborted, "{local}");
+    match within(5, raw.recv_async()).await {
+        Err(SessionError::Aborted(why)) => assert!(why.contains("Serialize panicked"), "{why}"),
+        other => panic!("expected an abort, got {other:?}"),
+    }
+    // Only the session ends.
+    assert!(conn.failure().is_none());
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_payload_whose_deserialize_panics_aborts_the_session_on_both_ends() {
+    let (_client_node, conn, server_node, _) = pair(quick()).await;
+    let mut acceptor = server_node.serve(<panicking::Wire as WireProtocol>::PROTOCOL, Role::Server);
+    let (ask, raw) = tokio::join!(
+        async { conn.client_async::<panicking::Wire>().await.unwrap() },
+        async { acceptor.accept_async().await.unwrap() }
+    );
+    let mut raw = raw;
+    let answer = ask.hello().unwrap();
+    let hello = within(5, raw.recv_async()).await.unwrap();
+    assert_eq!((hello.state, hello.msg), (0, 1));
+    // A Reply with an empty payload, which the client's pump decodes as a `PanicsRead`: it panics.
+    raw.send_async(1, 0, &()).await.unwrap();
+    let local = within(5, answer.recv_async()).await.unwrap_err();
+    assert_eq!(local.cause(), Cause::Aborted, "{local}");
+    match within(5, raw.recv_async()).await {
+        Err(SessionError::Aborted(why)) => {
+            assert!(why.contains("Deserialize panicked"), "{why}");
+        }
+        other => panic!("expected an abort, got {other:?}"),
+    }
+    assert!(conn.failure().is_none());
+}
+
 pipes::proto! {
     /// One message, once: its sessions are a single packet.
     #[wire]

@@ -19,6 +19,7 @@ use tokio::sync::{Notify, Semaphore, mpsc, oneshot, watch};
 use tokio_util::codec::FramedRead;
 
 use crate::codec::{Bodies, ReadError, Watched, codec, next};
+use crate::deadline::Later;
 use crate::error::{ConnectError, SessionError};
 use crate::frame::{self, AbortCode, CONNECTION, Encoded, Frame, FrameError, Kind, Role};
 use crate::node::{Config, Protocol, Registry};
@@ -948,7 +949,7 @@ async fn read_loop<R: AsyncRead + Unpin>(
             // them (reading a frame is cancel-safe, its bytes so far stay in the buffer).
             Err(()) if frames.get_ref().last.elapsed() < timeout => {
                 let last = frames.get_ref().last;
-                silence.as_mut().reset(last + timeout);
+                silence.as_mut().reset(last.later(timeout));
                 continue;
             }
             Err(()) => SessionError::HeartbeatTimeout,

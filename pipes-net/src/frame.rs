@@ -60,6 +60,10 @@ pub const DEFAULT_MAX_MESSAGE: usize = 64 << 20;
 /// length): a chunk's frame is its piece plus at most this.
 pub(crate) const MAX_CHUNK_HEAD: usize = 10 + 1 + 5 + 5 + 10;
 
+/// The smallest [`Config::max_frame`](crate::Config::max_frame) a node starts with (32
+/// bytes): a chunk's longest header and one byte of payload, so that every message can cross.
+pub const MIN_FRAME: usize = MAX_CHUNK_HEAD + 1;
+
 /// The largest protocol name and fingerprint an `Open` may carry.
 pub const MAX_NAME: usize = 1 << 10;
 

@@ -96,13 +96,16 @@
 //!
 //! When a session fails, the user's endpoint learns why: a receive fails with a `RecvError`
 //! whose `cause()` is `Cause::ConnectionLost`, `Violation`, `Timeout` (no heartbeat) or
-//! `Aborted` (the peer aborted, or this side could not send a message), or `Closed` when the
-//! remote peer's endpoint was dropped, as in one process.
+//! `Aborted` (the peer aborted, or this side could not send a message, or a payload's
+//! `Serialize` or `Deserialize` panicked here: the session is aborted on both ends, then the
+//! panic goes on, ending the pump's task as tokio ends any task that panics), or `Closed`
+//! when the remote peer's endpoint was dropped, as in one process.
 
 mod block;
 pub mod cluster;
 mod codec;
 mod connection;
+mod deadline;
 mod error;
 pub mod frame;
 mod node;

@@ -13,8 +13,11 @@ use tokio::sync::{mpsc, watch};
 
 use crate::block::block_on;
 use crate::connection::{self, Conn, Origin, closed_by_node, lock};
+use crate::deadline::Later;
 use crate::error::ConnectError;
-use crate::frame::{DEFAULT_CHUNK, DEFAULT_MAX_FRAME, DEFAULT_MAX_MESSAGE, Limits, Role};
+use crate::frame::{
+    DEFAULT_CHUNK, DEFAULT_MAX_FRAME, DEFAULT_MAX_MESSAGE, Limits, MIN_FRAME, Role,
+};
 use crate::session::{Acceptor, RawSession, Unaccepted};
 use crate::shutdown::Pumps;
 
@@ -67,13 +70,16 @@ impl Protocol {
 #[derive(Clone, Copy, Debug)]
 pub struct Config {
     /// The largest frame body, sent or received (default 16 MiB). Messages longer than a
-    /// frame cross as chunks, so this bounds the frames, not the messages.
+    /// frame cross as chunks, so this bounds the frames, not the messages. At least
+    /// [`MIN_FRAME`](crate::frame::MIN_FRAME) (32 bytes: a chunk's longest header and one
+    /// byte), or the node does not start.
     pub max_frame: usize,
     /// The payload bytes of one chunk (default 64 KiB, [`DEFAULT_CHUNK`]): a message with a
     /// longer payload is sent as chunks, which the writer interleaves with other sessions'
     /// frames, so one large message delays the others by a chunk at a time, not by its whole
     /// length (see [`frame`](crate::frame#chunks)). Smaller chunks share the connection more
-    /// finely at a little more overhead per byte.
+    /// finely at a little more overhead per byte. 0 counts as 1; a chunk is cut shorter if its
+    /// frame would not fit in `max_frame`.
     pub chunk: usize,
     /// The longest message payload, sent or received (default 64 MiB,
     /// [`DEFAULT_MAX_MESSAGE`]): a longer send fails with
@@ -84,7 +90,7 @@ pub struct Config {
     /// The credit window of unbounded protocols' sessions, in messages (default 1024). A
     /// bounded protocol's peer needs no credit (its states hold a message each at most), but
     /// may not have more than this many messages waiting here either: past it, the session is
-    /// aborted as a violation.
+    /// aborted as a violation. 0 counts as 1.
     pub window: u32,
     /// How many sessions one peer may have opened that no [`Acceptor`] has taken yet (default
     /// 1024). Past it, the peer's `Open`s are refused
@@ -92,22 +98,67 @@ pub struct Config {
     /// opens sessions faster than they are accepted cannot grow this node's memory without
     /// bound.
     pub backlog: usize,
-    /// How long a dial and its hello may take (default 10 s).
+    /// How long a dial and its hello may take (default 10 s). Not zero (no dial could
+    /// succeed), or the node does not start.
     pub connect_timeout: Duration,
-    /// How long the peer may take to answer an `Open` (default 10 s).
+    /// How long the peer may take to answer an `Open` (default 10 s). Not zero (no open could
+    /// succeed), or the node does not start.
     pub open_timeout: Duration,
-    /// How often each end sends a heartbeat (default 1 s).
+    /// How often each end sends a heartbeat (default 1 s). Not zero (a heartbeat needs a
+    /// period), or the node does not start. Keep it well below the peer's
+    /// `heartbeat_timeout`.
     pub heartbeat_interval: Duration,
-    /// How long a connection may stay silent before it is declared dead (default 10 s).
+    /// How long a connection may stay silent before it is declared dead (default 10 s). Not
+    /// zero (every connection would die at once), or the node does not start.
     pub heartbeat_timeout: Duration,
     /// How long a node's shutdown may take to deliver what was handed to it (default 5 s):
     /// the typed sessions' pumps forwarding their last messages, every connection writing
     /// what is queued, and each peer answering the end of the stream. A peer that is dead or
     /// does not read holds a shutdown this long at most; then its connection is cut.
+    ///
+    /// Any length works, up to `Duration::MAX` for "as long as it takes": this and the other
+    /// timeouts here are counted with an add that cannot overflow (a deadline past the clock's
+    /// end is some 30 years away, as tokio's timers have it).
     pub shutdown_timeout: Duration,
 }
 
 impl Config {
+    /// Refuses settings no node can work with, naming the field, before the node starts:
+    /// each would otherwise fail every connection, dial or open (typed, but far from its
+    /// cause), or panic a connection's writer task (a zero heartbeat interval: tokio's
+    /// `interval` panics on a zero period). An error rather than a silent clamp, as std's
+    /// `TcpStream::set_read_timeout` refuses a zero timeout: a zero here is a mistake, and
+    /// no clamped value would be what was meant.
+    fn check(&self) -> io::Result<()> {
+        let invalid = |field: &str, why: &str| {
+            Err(io::Error::new(
+                io::ErrorKind::InvalidInput,
+                format!("pipes-net Config::{field} {why}"),
+            ))
+        };
+        if self.max_frame < MIN_FRAME {
+            return invalid(
+                "max_frame",
+                &format!(
+                    "is {}: it must be at least {MIN_FRAME} bytes",
+                    self.max_frame
+                ),
+            );
+        }
+        let zero = [
+            ("heartbeat_interval", self.heartbeat_interval),
+            ("heartbeat_timeout", self.heartbeat_timeout),
+            ("connect_timeout", self.connect_timeout),
+            ("open_timeout", self.open_timeout),
+        ];
+        for (field, duration) in zero {
+            if duration.is_zero() {
+                return invalid(field, "is zero: it must be longer");
+            }
+        }
+        Ok(())
+    }
+
     /// How long this end's messages and their chunks may be.
     pub(crate) fn limits(&self) -> Limits {
         Limits::new(self.max_frame, self.chunk, self.max_message)
@@ -175,7 +226,14 @@ impl Builder {
     /// Starts the node's driver on a thread of its own (a current-thread tokio runtime), for
     /// programs that block. Dropping the node shuts it down gracefully (see [`Node`]) and
     /// joins the thread.
+    ///
+    /// # Errors
+    ///
+    /// [`io::ErrorKind::InvalidInput`] for a [`Config`] no node can work with (a zero
+    /// heartbeat interval, say: each field's docs say), naming the field; any error of
+    /// binding the listener or starting the thread.
     pub fn start(self) -> io::Result<Node> {
+        self.config.check()?;
         let (started, result) = std::sync::mpsc::channel();
         let thread = std::thread::Builder::new()
             .name("pipes-net".into())
@@ -217,7 +275,12 @@ impl Builder {
     /// Starts the node's driver on the caller's tokio runtime (which must have its IO and
     /// time drivers enabled). Call [`Node::shutdown`] before that runtime ends: dropping the
     /// node only starts the shutdown, as a task on the runtime (see [`Node`]).
+    ///
+    /// # Errors
+    ///
+    /// As [`start`](Self::start)'s.
     pub async fn start_async(self) -> io::Result<Node> {
+        self.config.check()?;
         Ok(Node {
             inner: self.setup().await?,
             thread: None,
@@ -305,6 +368,8 @@ async fn accept_loop(node: Weak<Inner>, listener: TcpListener) {
 ///   [`shutdown`](Node::shutdown) and await it before the runtime ends (a `#[tokio::main]`
 ///   that returns drops its runtime with every task on it). Dropping it instead starts the
 ///   same shutdown as a task on that runtime, which delivers only if the runtime runs on.
+///   Once that runtime is gone, `shutdown` (awaited elsewhere) and the drop end at once: the
+///   node's connections are cut without delivering, their sessions fail.
 pub struct Node {
     inner: Arc<Inner>,
     thread: Option<std::thread::JoinHandle<()>>,
@@ -355,7 +420,7 @@ impl Inner {
     /// The graceful shutdown (see [`Node`]), bounded by the shutdown timeout. Runs on the
     /// node's runtime.
     async fn shut(&self) {
-        let deadline = tokio::time::Instant::now() + self.config.shutdown_timeout;
+        let deadline = tokio::time::Instant::now().later(self.config.shutdown_timeout);
         let conns: Vec<Arc<Conn>> = lock(&self.conns).iter().filter_map(Weak::upgrade).collect();
         // First the pumps, so their last frames are queued before the connections end.
         let round = self.pumps.begin_round();
@@ -374,11 +439,17 @@ impl Inner {
             );
         }
         while finishing.join_next().await.is_some() {}
-        // Whatever is still open is cut: its sessions fail, and the tasks stop.
-        for conn in conns {
+        drop(conns);
+        self.cut();
+    }
+
+    /// Cuts whatever connection is still open: its sessions fail (on both ends, if the
+    /// writer still runs), and its tasks stop. Needs no runtime.
+    fn cut(&self) {
+        let conns = std::mem::take(&mut *lock(&self.conns));
+        for conn in conns.iter().filter_map(Weak::upgrade) {
             conn.fail(closed_by_node());
         }
-        lock(&self.conns).clear();
     }
 
     async fn connect_inner(&self, addr: SocketAddr) -> Result<Arc<Conn>, ConnectError> {
@@ -525,10 +596,15 @@ impl Node {
         }
         // Acceptors waiting for sessions get `None`; sessions not accepted yet are closed.
         lock(&self.inner.registry.served).clear();
-        let inner = self.inner.clone();
+        let done = Finished(self.inner.clone());
+        // The task's future owns `done`: however it ends, its drop ends the shutdown. On a
+        // runtime that is gone (a `start_async` node's, ended before its node), `spawn` drops
+        // the future unpolled; a runtime that ends meanwhile drops it half way; a panic drops
+        // it unwinding. Without that, `finished` would never be set, and `shutdown().await`,
+        // the drop of a node on its own thread and that thread would wait forever.
         self.inner.handle.spawn(async move {
-            inner.shut().await;
-            inner.finished.send_replace(true);
+            done.0.shut().await;
+            drop(done);
         });
     }
 
@@ -565,6 +641,17 @@ impl Drop for Node {
                 let _ = thread.join();
             }
         }
+    }
+}
+
+/// Ends a node's shutdown when dropped, whether the shutdown ran to its end or not: cuts the
+/// connections still open (the graceful part is over, or will never run) and sets `finished`.
+struct Finished(Arc<Inner>);
+
+impl Drop for Finished {
+    fn drop(&mut self) {
+        self.0.cut();
+        self.0.finished.send_replace(true);
     }
 }
 

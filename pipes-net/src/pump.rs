@@ -26,8 +26,18 @@
 //! [`WirePayload`]: generated code calls it (through a check of its own that names the
 //! protocol) with the payload's type spanned at the user's token, so a payload that cannot
 //! cross the wire is an error there, in protocol words.
+//!
+//! A payload's `Serialize` and `Deserialize` are user code, run on the pump's task. One that
+//! panics ends the session as one that fails does: [`Pump::encode`] and [`Pump::take`] catch
+//! the panic, abort the session (the peer sees [`SessionError::Aborted`], the user's endpoint
+//! [`Cause::Aborted`]), and then resume it, as the runtime resumes a payload's panicking
+//! `Drop` once its work is done: the pump's task ends panicking, which tokio reports as any
+//! task's panic (the panic hook has printed it already). Uncaught, the panic would have
+//! unwound through the pump with the session still open: its drop closed it, so the peer saw a
+//! clean end, and the user's endpoint a lost connection.
 
 use std::future::Future;
+use std::panic::{self, AssertUnwindSafe};
 use std::pin::Pin;
 use std::task::Poll;
 
@@ -287,22 +297,43 @@ impl Pump {
     /// order). `None` if the session is over, or a payload does not serialize (then the
     /// session is aborted: the user's message is lost, and the user's endpoint sees its peer
     /// gone, for [`Cause::Aborted`]).
+    ///
+    /// # Panics
+    ///
+    /// If a payload's `Serialize` panics: the session is aborted first, as for an error (see
+    /// the [module docs](self)).
     pub fn encode(&mut self, state: u32, msg: u32, payloads: &[&dyn Put]) -> Option<Outgoing> {
         let session = self.session.as_ref()?;
-        let encoded = session.encode_with(state, msg, |out| {
-            payloads.iter().try_for_each(|field| field.put(out))
-        });
+        // Unwind safe: a panic leaves only the frame being built half written, and it is
+        // dropped; the session is aborted before the panic goes on.
+        let encoded = panic::catch_unwind(AssertUnwindSafe(|| {
+            session.encode_with(state, msg, |out| {
+                payloads.iter().try_for_each(|field| field.put(out))
+            })
+        }));
         match encoded {
-            Ok(message) => Some(Outgoing(message)),
-            Err(error) => {
-                let _ = self.cause.set(Cause::Aborted);
-                if let Some(session) = self.session.take() {
-                    session.abort(&format!(
-                        "message {msg} of state {state} could not be sent: {error}"
-                    ));
-                }
+            Ok(Ok(message)) => Some(Outgoing(message)),
+            Ok(Err(error)) => {
+                self.abort(&format!(
+                    "message {msg} of state {state} could not be sent: {error}"
+                ));
                 None
             }
+            Err(panic) => {
+                self.abort(&format!(
+                    "message {msg} of state {state} could not be sent: a payload's Serialize \
+                     panicked"
+                ));
+                panic::resume_unwind(panic)
+            }
+        }
+    }
+
+    /// Aborts the session: this end cannot go on with it.
+    fn abort(&mut self, reason: &str) {
+        let _ = self.cause.set(Cause::Aborted);
+        if let Some(session) = self.session.take() {
+            session.abort(reason);
         }
     }
 
@@ -385,13 +416,30 @@ impl Pump {
 
     /// The next payload of the message [`remote`](Self::remote) received, decoded as a `T`.
     /// A payload that does not decode is a violation.
+    ///
+    /// # Panics
+    ///
+    /// If the payload's `Deserialize` panics: the session is aborted first (this end's fault,
+    /// not the peer's: see the [module docs](self)).
     pub fn take<T>(&mut self, payload: Payload<T>) -> Option<T> {
-        match (payload.take)(&self.payload) {
-            Ok((value, rest)) => {
+        // Unwind safe: decoding only reads the payload; the session is aborted before the
+        // panic goes on.
+        let taken = panic::catch_unwind(AssertUnwindSafe(|| (payload.take)(&self.payload)));
+        match taken {
+            Ok(Ok((value, rest))) => {
                 self.payload = self.payload.slice(self.payload.len() - rest.len()..);
                 Some(value)
             }
-            Err(error) => {
+            Err(panic) => {
+                let reason = format!(
+                    "message {} of state {} could not be received: a payload's Deserialize \
+                     panicked",
+                    self.msg, self.state
+                );
+                self.abort(&reason);
+                panic::resume_unwind(panic)
+            }
+            Ok(Err(error)) => {
                 let what = format!(
                     "the payload of message {} in state {} does not decode: {error}",
                     self.msg, self.state

@@ -125,6 +125,7 @@ use tokio::time::Instant;
 
 use crate::block::block_on;
 use crate::connection::lock;
+use crate::deadline::Later;
 use crate::error::ConnectError;
 use crate::frame::Role;
 use crate::node::{Config, Connection, Node, Protocol};
@@ -272,7 +273,7 @@ impl ClusterBuilder {
             ));
         };
         check_rank(rank, size)?;
-        let deadline = Instant::now() + self.timeout;
+        let deadline = Instant::now().later(self.timeout);
         let me = Me {
             rank,
             size,
@@ -295,11 +296,11 @@ impl ClusterBuilder {
             (gather(&me, self.rendezvous, deadline).await?, None)
         } else {
             // Rank 0's deadline may come a little after this one's: wait for its verdict.
-            let verdict = deadline + self.timeout.min(VERDICT_GRACE);
+            let verdict = deadline.later(self.timeout.min(VERDICT_GRACE));
             let (table, listener) = register(&me, self.rendezvous, deadline, verdict).await?;
             (table, Some(listener))
         };
-        let deadline = Instant::now() + self.timeout;
+        let deadline = Instant::now().later(self.timeout);
         let connections = link(&me, &table, listener, &nodes, deadline).await?;
         let mut watched = Vec::new();
         let peers = nodes
@@ -470,7 +471,7 @@ impl Cluster {
         role: Role,
     ) -> Result<RawSession, ConnectError> {
         let connection = self.connection(rank).clone();
-        let deadline = std::time::Instant::now() + self.open_timeout;
+        let deadline = std::time::Instant::now().later(self.open_timeout);
         let mut pause = Duration::from_millis(1);
         loop {
             match connection.open_async(protocol, role).await {
