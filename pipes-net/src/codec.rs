@@ -1,5 +1,6 @@
-//! Reading bodies off a byte stream: tokio-util's length-delimited codec, telling an oversized
-//! frame (with its announced length) apart from other errors, and a reader that notes when
+//! Reading bodies off a byte stream: a length-delimited decoder (a `u32` big-endian length,
+//! then the body) that tells an oversized frame (with its announced length) apart from other
+//! errors and grows its buffer only as a frame's bytes arrive, and a reader that notes when
 //! bytes last came, for the heartbeat timeout.
 
 use std::io;
@@ -7,19 +8,32 @@ use std::pin::Pin;
 use std::sync::Arc;
 use std::task::{Context, Poll};
 
-use bytes::BytesMut;
+use bytes::{Buf, BytesMut};
 use futures_core::Stream;
 use tokio::io::{AsyncRead, ReadBuf};
 use tokio::time::Instant;
-use tokio_util::codec::{Decoder, FramedRead, LengthDelimitedCodec, LengthDelimitedCodecError};
+use tokio_util::codec::{Decoder, FramedRead};
 
 use crate::error::SessionError;
 
-/// The length-delimited codec, telling an oversized frame apart from other errors (with the
-/// announced length: the codec refuses a frame while its length is still at the front).
+/// The length prefix of every body.
+const HEAD: usize = 4;
+
+/// How far the buffer may grow ahead of the bytes of a frame that came so far: a frame's
+/// announced length is only a claim, and reserving all of it at once would let 4 bytes make
+/// the node allocate [`Config::max_frame`](crate::Config::max_frame). Past this, the buffer at
+/// most doubles what came, so a long frame costs a few copies (log2 of its length over this),
+/// and a peer that announces a long frame and sends little of it, this much and twice what it
+/// sent. A chunk frame (64 KiB of payload by default, and a few bytes of head) most often fits
+/// in one step.
+const GROWTH: usize = 64 << 10;
+
+/// Length-delimited bodies of at most `max` bytes (tokio-util's `LengthDelimitedCodec`
+/// reserves a frame's whole announced length as soon as its prefix is read; this grows the
+/// buffer by [`GROWTH`] or by what came, whichever is more).
 pub(crate) struct Bodies {
-    inner: LengthDelimitedCodec,
-    max: usize,
+    /// The longest body taken; a longer one is [`ReadError::TooLarge`].
+    pub(crate) max: usize,
 }
 
 pub(crate) enum ReadError {
@@ -38,19 +52,23 @@ impl Decoder for Bodies {
     type Error = ReadError;
 
     fn decode(&mut self, src: &mut BytesMut) -> Result<Option<BytesMut>, ReadError> {
-        let announced = src
-            .get(..4)
-            .map(|head| u32::from_be_bytes([head[0], head[1], head[2], head[3]]) as usize);
-        self.inner.decode(src).map_err(|error| {
-            let too_big = error
-                .get_ref()
-                .is_some_and(|inner| inner.is::<LengthDelimitedCodecError>());
-            match (too_big, announced) {
-                (true, Some(len)) => ReadError::TooLarge(len),
-                (true, None) => ReadError::TooLarge(self.max + 1),
-                (false, _) => ReadError::Io(error),
-            }
-        })
+        let Some(head) = src.get(..HEAD) else {
+            return Ok(None);
+        };
+        let len = u32::from_be_bytes([head[0], head[1], head[2], head[3]]) as usize;
+        if len > self.max {
+            return Err(ReadError::TooLarge(len));
+        }
+        let whole = len.saturating_add(HEAD);
+        if src.len() < whole {
+            // Room for more of the frame, as its bytes come (see `GROWTH`): what `FramedRead`
+            // reads next goes into this room.
+            let missing = whole - src.len();
+            src.reserve(missing.min(GROWTH.max(src.len())));
+            return Ok(None);
+        }
+        src.advance(HEAD);
+        Ok(Some(src.split_to(len)))
     }
 
     fn decode_eof(&mut self, src: &mut BytesMut) -> Result<Option<BytesMut>, ReadError> {
@@ -65,13 +83,9 @@ impl Decoder for Bodies {
     }
 }
 
+/// A decoder of bodies of at most `max` bytes.
 pub(crate) fn codec(max: usize) -> Bodies {
-    Bodies {
-        inner: LengthDelimitedCodec::builder()
-            .max_frame_length(max)
-            .new_codec(),
-        max,
-    }
+    Bodies { max }
 }
 
 impl ReadError {

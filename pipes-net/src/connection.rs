@@ -29,6 +29,10 @@ use crate::shutdown::Pumps;
 /// The first frame each end sends: who we are and which version of the frames we speak.
 const HELLO: &[u8] = b"pipes-net/2";
 
+/// The longest hello read: before it, the peer is anyone who could connect, and a decoder
+/// takes what the length prefix announces as the size to expect.
+const HELLO_MAX: usize = 64;
+
 /// Bytes of answers to the peer's frames (its `Open`s) that may wait unwritten before the
 /// reader stops reading the peer: a peer that writes and never reads would otherwise make the
 /// node queue answers without bound. Only answers count, not what the node's own sessions
@@ -861,7 +865,7 @@ where
     T: AsyncRead + AsyncWrite + Send + 'static,
 {
     let (read, write) = tokio::io::split(io);
-    let mut frames = FramedRead::new(Watched::new(read), codec(config.max_frame));
+    let mut frames = FramedRead::new(Watched::new(read), codec(HELLO_MAX));
     let mut write = BufWriter::with_capacity(64 << 10, write);
     let hello = async {
         let mut out = BytesMut::new();
@@ -886,6 +890,7 @@ where
         Ok(result) => result?,
         Err(_) => return Err(ConnectError::Timeout),
     }
+    frames.decoder_mut().max = config.max_frame;
     let (out, queue) = mpsc::unbounded_channel();
     let (dead, _) = watch::channel(false);
     let conn = Arc::new(Conn {
