@@ -28,6 +28,9 @@ const HEAD: usize = 4;
 /// in one step.
 const GROWTH: usize = 64 << 10;
 
+/// The size of a new read buffer (`FramedRead`'s first one).
+const BLOCK: usize = 8 << 10;
+
 /// Length-delimited bodies of at most `max` bytes (tokio-util's `LengthDelimitedCodec`
 /// reserves a frame's whole announced length as soon as its prefix is read; this grows the
 /// buffer by [`GROWTH`] or by what came, whichever is more).
@@ -61,14 +64,19 @@ impl Decoder for Bodies {
         }
         let whole = len.saturating_add(HEAD);
         if src.len() < whole {
-            // Room for more of the frame, as its bytes come (see `GROWTH`): what `FramedRead`
-            // reads next goes into this room.
-            let missing = whole - src.len();
-            src.reserve(missing.min(GROWTH.max(src.len())));
+            grow(src, whole);
             return Ok(None);
         }
         src.advance(HEAD);
-        Ok(Some(src.split_to(len)))
+        let body = src.split_to(len);
+        if src.capacity() == 0 {
+            // The block is full (always so after a frame `grow` made room for): the next one
+            // is a small one, as `FramedRead` starts with. Left to `reserve`, it would be as
+            // large as this one's first size (up to 64 KiB), and a small payload read into it
+            // would keep all of it alive while it waits to be received.
+            *src = BytesMut::with_capacity(BLOCK);
+        }
+        Ok(Some(body))
     }
 
     fn decode_eof(&mut self, src: &mut BytesMut) -> Result<Option<BytesMut>, ReadError> {
@@ -80,6 +88,26 @@ impl Decoder for Bodies {
                 "the connection ended inside a frame",
             ))),
         }
+    }
+}
+
+/// Makes room in `src` for more of a frame of `whole` bytes (length prefix included), as its
+/// bytes come (see [`GROWTH`]): what `FramedRead` reads next goes into this room.
+fn grow(src: &mut BytesMut, whole: usize) {
+    let missing = whole - src.len();
+    if whole <= GROWTH {
+        // A short frame: room for all of it, as the length-delimited codec made.
+        src.reserve(missing);
+        return;
+    }
+    let step = missing.min(GROWTH.max(src.len()));
+    if src.capacity() - src.len() < step {
+        // Allocated here, not by `reserve`, which may double the block: the last step fits
+        // the frame exactly, so the bytes read after it start a block of their own, and a
+        // small payload read there cannot keep a block as long as this frame alive.
+        let mut grown = BytesMut::with_capacity(src.len() + step);
+        grown.extend_from_slice(src);
+        *src = grown;
     }
 }
 
