@@ -10,12 +10,16 @@
 
 use std::collections::{HashMap, VecDeque};
 use std::io;
+use std::pin::Pin;
 use std::sync::atomic::{AtomicBool, AtomicU32, AtomicU64, AtomicUsize, Ordering};
 use std::sync::{Arc, Mutex, OnceLock};
+use std::task::{Context, Poll};
+use std::time::Duration;
 
 use bytes::{Bytes, BytesMut};
 use tokio::io::{AsyncRead, AsyncWrite, AsyncWriteExt, BufWriter};
 use tokio::sync::{Notify, Semaphore, mpsc, oneshot, watch};
+use tokio::time::Instant;
 use tokio_util::codec::FramedRead;
 
 use crate::codec::{Bodies, ReadError, Watched, codec, next};
@@ -866,7 +870,14 @@ where
 {
     let (read, write) = tokio::io::split(io);
     let mut frames = FramedRead::new(Watched::new(read), codec(HELLO_MAX));
-    let mut write = BufWriter::with_capacity(64 << 10, write);
+    let stall = Arc::new(Stall::new());
+    let mut write = BufWriter::with_capacity(
+        64 << 10,
+        Stalls {
+            inner: write,
+            stall: stall.clone(),
+        },
+    );
     let hello = async {
         let mut out = BytesMut::new();
         out.extend_from_slice(&(HELLO.len() as u32).to_be_bytes());
@@ -911,16 +922,148 @@ where
         }),
         handle: handle.clone(),
     });
-    handle.spawn(read_loop(conn.clone(), frames, origin));
-    handle.spawn(write_loop(conn.clone(), queue, write));
+    handle.spawn(read_loop(Guard::new(&conn), frames, origin));
+    handle.spawn(write_loop(Guard::new(&conn), queue, write, stall));
     Ok(conn)
 }
 
-async fn read_loop<R: AsyncRead + Unpin>(
+/// A connection's reader or writer task's hold on it, which fails it if the task is dropped
+/// before it is done: with its runtime (a `start_async` node's runtime that ends first) or by
+/// a panic. Nobody would read or write the connection any more, and a session waiting on it
+/// would wait forever (its inbox's sender lives in the connection, which the session keeps).
+struct Guard {
     conn: Arc<Conn>,
+    /// Whether the drop fails the connection; cleared by a writer that finished its stream
+    /// (the reader then waits for the peer's end).
+    armed: bool,
+}
+
+impl Guard {
+    fn new(conn: &Arc<Conn>) -> Self {
+        Guard {
+            conn: conn.clone(),
+            armed: true,
+        }
+    }
+}
+
+impl Drop for Guard {
+    fn drop(&mut self) {
+        // A task that ended the connection itself set its reason first: this one is ignored.
+        if self.armed {
+            self.conn
+                .fail(SessionError::ConnectionLost(Arc::new(io::Error::other(
+                    "the connection's task was dropped (its runtime shut down, or it panicked)",
+                ))));
+        }
+    }
+}
+
+/// Since when the writer's socket has refused to take bytes (the peer does not read), if it
+/// does: a writer stuck that long fails the connection (see [`stalled`]). Kept as milliseconds
+/// after `base`, plus one (0: the last write went through).
+struct Stall {
+    base: Instant,
+    since: AtomicU64,
+}
+
+impl Stall {
+    fn new() -> Self {
+        Stall {
+            base: Instant::now(),
+            since: AtomicU64::new(0),
+        }
+    }
+
+    /// Notes how a write (or flush) of the socket went: only a write that waits reads the
+    /// clock, and only the first of a run.
+    #[inline]
+    fn note<T>(&self, polled: Poll<T>) -> Poll<T> {
+        let waiting = self.since.load(Ordering::Relaxed) != 0;
+        match polled {
+            Poll::Pending if !waiting => {
+                let after = self.base.elapsed().as_millis() as u64;
+                self.since.store(after + 1, Ordering::Relaxed);
+            }
+            Poll::Ready(_) if waiting => self.since.store(0, Ordering::Relaxed),
+            _ => {}
+        }
+        polled
+    }
+
+    /// When the socket started refusing bytes, if it has not taken any since.
+    fn since(&self) -> Option<Instant> {
+        match self.since.load(Ordering::Relaxed) {
+            0 => None,
+            after => Some(self.base + Duration::from_millis(after - 1)),
+        }
+    }
+}
+
+/// The writer's socket, noting in a [`Stall`] whether its writes wait.
+struct Stalls<W> {
+    inner: W,
+    stall: Arc<Stall>,
+}
+
+impl<W: AsyncWrite + Unpin> AsyncWrite for Stalls<W> {
+    fn poll_write(
+        mut self: Pin<&mut Self>,
+        cx: &mut Context<'_>,
+        buf: &[u8],
+    ) -> Poll<io::Result<usize>> {
+        let polled = Pin::new(&mut self.inner).poll_write(cx, buf);
+        self.stall.note(polled)
+    }
+
+    fn poll_write_vectored(
+        mut self: Pin<&mut Self>,
+        cx: &mut Context<'_>,
+        bufs: &[io::IoSlice<'_>],
+    ) -> Poll<io::Result<usize>> {
+        let polled = Pin::new(&mut self.inner).poll_write_vectored(cx, bufs);
+        self.stall.note(polled)
+    }
+
+    fn is_write_vectored(&self) -> bool {
+        self.inner.is_write_vectored()
+    }
+
+    fn poll_flush(mut self: Pin<&mut Self>, cx: &mut Context<'_>) -> Poll<io::Result<()>> {
+        let polled = Pin::new(&mut self.inner).poll_flush(cx);
+        self.stall.note(polled)
+    }
+
+    fn poll_shutdown(mut self: Pin<&mut Self>, cx: &mut Context<'_>) -> Poll<io::Result<()>> {
+        let polled = Pin::new(&mut self.inner).poll_shutdown(cx);
+        self.stall.note(polled)
+    }
+}
+
+/// Returns once the socket has taken no byte for `timeout` while the writer had some to
+/// write: the peer stopped reading, and is as dead as one that stopped writing (the reader's
+/// heartbeat timeout). Without it, a peer that stops both with bytes owed to it would hold
+/// the writer, and whatever waits for the writer (a reader paused on the answers backlog, a
+/// graceful finish), forever. An idle writer costs a timer every `timeout`.
+async fn stalled(stall: &Stall, timeout: Duration) {
+    loop {
+        let wake = match stall.since() {
+            Some(since) if since.elapsed() >= timeout => return,
+            Some(since) => since + timeout,
+            None => Instant::now() + timeout,
+        };
+        tokio::time::sleep_until(wake).await;
+    }
+}
+
+async fn read_loop<R: AsyncRead + Unpin>(
+    guard: Guard,
     mut frames: FramedRead<Watched<R>, Bodies>,
     origin: Origin,
 ) {
+    // Every way out of the loop ends the connection first: the guard's failure only counts
+    // when the task is dropped.
+    let conn = &guard.conn;
     let mut dead = conn.dead.subscribe();
     let stop = stopped(&mut dead);
     tokio::pin!(stop);
@@ -979,19 +1122,27 @@ async fn read_loop<R: AsyncRead + Unpin>(
 }
 
 async fn write_loop<W: AsyncWrite + Unpin>(
-    conn: Arc<Conn>,
+    mut guard: Guard,
     mut queue: mpsc::UnboundedReceiver<Out>,
     mut write: BufWriter<W>,
+    stall: Arc<Stall>,
 ) {
+    let conn = guard.conn.clone();
     let mut dead = conn.dead.subscribe();
     // A dead connection owes the peer nothing more: stop at once, even inside a write that
     // a peer which does not read would hold forever.
     let written = tokio::select! {
         () = stopped(&mut dead) => Ok(()),
-        written = write_frames(&conn, &mut queue, &mut write) => written,
+        written = write_frames(&conn, &mut queue, &mut write) => {
+            written.map_err(|error| SessionError::ConnectionLost(Arc::new(error)))
+        }
+        () = stalled(&stall, conn.config.heartbeat_timeout) => Err(SessionError::HeartbeatTimeout),
     };
-    if let Err(error) = written {
-        conn.fail(SessionError::ConnectionLost(Arc::new(error)));
+    match written {
+        // The stream is finished (or the connection dead): the reader ends the connection
+        // when the peer's end comes.
+        Ok(()) => guard.armed = false,
+        Err(error) => conn.fail(error),
     }
 }
 
