@@ -119,6 +119,9 @@ pub(crate) enum Out {
     Frame(Bytes),
     /// A message to send as chunks (boxed: rare, and it keeps the queue's slots small).
     Chunked(Box<Cut>),
+    /// A `Credit` of the session: the writer takes what the slot owes the peer when it writes
+    /// it (see [`Conn::credit`]).
+    Credit(u64, Arc<Slot>),
     /// The end of the connection's outbound stream: write what came before, flush, shut the
     /// write half down, then answer.
     Finish(oneshot::Sender<()>),
@@ -233,6 +236,9 @@ pub(crate) struct Slot {
     pub(crate) credit: Semaphore,
     /// The peer's window, as it announced it.
     peer_window: AtomicU32,
+    /// Credit this end owes the peer and has not written yet: non-zero while an
+    /// [`Out::Credit`] of the session waits in the outbound queue.
+    owed: AtomicU32,
     /// Why the session ended, once it has: read on every send, so without a lock.
     pub(crate) ended: OnceLock<SessionError>,
 }
@@ -250,6 +256,7 @@ impl Slot {
             limited: AtomicBool::new(false),
             credit: Semaphore::new(0),
             peer_window: AtomicU32::new(0),
+            owed: AtomicU32::new(0),
             ended: OnceLock::new(),
         }
     }
@@ -327,6 +334,18 @@ impl Conn {
             answers: self.answers.clone(),
         };
         self.send_out(Out::Frame(Bytes::from_owner(answer)))
+    }
+
+    /// Grants the peer `n` more messages on session `id`. A session's grant is one number:
+    /// added to the `Credit` of the session still waiting in the outbound queue, if one does,
+    /// so that a peer which sends and never reads makes the node hold a frame per session,
+    /// not one per half window of its messages.
+    pub(crate) fn credit(&self, id: u64, slot: &Arc<Slot>, n: u32) {
+        // At most a window is ever owed (it is for messages the peer sent within its window),
+        // so the sum cannot wrap.
+        if slot.owed.fetch_add(n, Ordering::AcqRel) == 0 {
+            let _ = self.send_out(Out::Credit(id, slot.clone()));
+        }
     }
 
     /// Encodes and queues a frame without payload.
@@ -803,8 +822,10 @@ impl Conn {
     }
 
     /// Aborts a session from this end: tells the peer and the local receiver.
+    /// Called by the reader only, for one of the peer's frames: the `Abort` counts in the
+    /// answers backlog.
     pub(crate) fn abort_session(&self, id: u64, code: AbortCode, reason: String) {
-        let _ = self.send_frame(
+        let _ = self.answer(
             id,
             Kind::Abort {
                 code,
@@ -1206,12 +1227,32 @@ async fn write_frames<W: AsyncWrite + Unpin>(
                 _ if finish.is_some() => {}
                 // The common case first: a frame, and no chunked message it could be behind.
                 Out::Frame(bytes) if turns.behind.is_empty() => write.write_all(&bytes).await?,
+                // Credit has no place in its session's order: it goes out at once.
+                Out::Credit(id, slot) => write_credit(write, &mut head, id, &slot).await?,
                 Out::Finish(done) => finish = Some(done),
                 out => turns.take(out, write).await?,
             }
         }
         turns.write_piece(write, &mut head).await?;
     }
+}
+
+/// Writes the `Credit` that session `id` owes, all of it (whatever was added since it was
+/// queued too).
+async fn write_credit<W: AsyncWrite + Unpin>(
+    write: &mut BufWriter<W>,
+    head: &mut BytesMut,
+    id: u64,
+    slot: &Slot,
+) -> io::Result<()> {
+    let n = slot.owed.swap(0, Ordering::AcqRel);
+    if n == 0 {
+        return Ok(());
+    }
+    head.clear();
+    // A frame of a few bytes: it cannot be too large.
+    let _ = Frame::new(id, Kind::Credit { n }).encode(usize::MAX, head);
+    write.write_all(head).await
 }
 
 /// How many queued frames the writer takes at once.
@@ -1257,8 +1298,8 @@ impl Turns {
         let session = match &out {
             Out::Frame(bytes) => frame::session_of(bytes),
             Out::Chunked(cut) => cut.session,
-            // The writer answers a Finish itself, before it gets here.
-            Out::Finish(_) => return Ok(()),
+            // The writer handles a Credit and a Finish itself, before it gets here.
+            Out::Credit(..) | Out::Finish(_) => return Ok(()),
         };
         if let Some(behind) = self.behind.get_mut(&session) {
             behind.push_back(out);
@@ -1271,7 +1312,7 @@ impl Turns {
                 self.cutting.push_back(*cut);
                 Ok(())
             }
-            Out::Finish(_) => Ok(()),
+            Out::Credit(..) | Out::Finish(_) => Ok(()),
         }
     }
 
@@ -1305,7 +1346,8 @@ impl Turns {
                     self.cutting.push_back(*cut);
                     break;
                 }
-                Out::Finish(_) => {}
+                // Never set aside (see `take`).
+                Out::Credit(..) | Out::Finish(_) => {}
             }
         }
         Ok(true)

@@ -327,7 +327,7 @@ impl RawSession {
             self.slot
                 .inflight
                 .fetch_sub(n, std::sync::atomic::Ordering::AcqRel);
-            let _ = self.conn.send_frame(self.id, Kind::Credit { n });
+            self.conn.credit(self.id, &self.slot, n);
         }
     }
 
