@@ -1,6 +1,8 @@
 //! Faults injected into the transport (`common::Faulty`): a stream cut short, a flipped byte,
-//! slow reads, a reset. Each ends in a typed error on every session of the connection, on
-//! both ends, never a panic or a hang (every test runs under a timeout).
+//! slow reads, a reset; and faults of the peer or the node itself: a peer that freezes with
+//! bytes owed to it, a node's runtime that ends under its sessions. Each ends in a typed error
+//! on every session of the connection, on both ends, never a panic or a hang (every test runs
+//! under a timeout).
 
 mod common;
 
@@ -8,8 +10,11 @@ use std::io;
 use std::sync::atomic::Ordering;
 use std::time::Duration;
 
-use common::{Fault, Faulty, STREAM, node, quick, within};
+use bytes::{Bytes, BytesMut};
+use common::{Fault, Faulty, RawPeer, STREAM, node, open_frame, quick, within};
+use pipes_net::frame::{Frame, Kind};
 use pipes_net::{Config, Connection, Node, Origin, RawSession, Role, SessionError};
+use tokio::io::AsyncWriteExt;
 
 /// A session from a client whose transport reads through `fault`, to a server that echoes.
 struct Setup {
@@ -218,4 +223,107 @@ async fn reads_slower_than_the_heartbeat_timeout_are_a_heartbeat_timeout() {
         assert!(matches!(echo, SessionError::ConnectionLost(_)), "{echo}");
     })
     .await;
+}
+
+/// An `Open` of session `id` for a protocol nobody serves.
+fn unserved_open(id: u64) -> Bytes {
+    let mut out = BytesMut::new();
+    Frame::new(
+        id,
+        Kind::Open {
+            role: Role::Client,
+            window: 0,
+            name: "x".into(),
+            fingerprint: Bytes::new(),
+        },
+    )
+    .encode(usize::MAX, &mut out)
+    .unwrap();
+    out.freeze()
+}
+
+/// A peer that floods `Open`s, reads none of the answers, then freezes (a stopped process, a
+/// vanished host whose socket stays open): the node's reader stops reading it while the
+/// answers wait, and its writer cannot write them. Found by an adversarial review: nothing
+/// watched the heartbeat there, and every session on the connection waited forever. Now a
+/// writer whose socket takes no byte for the heartbeat timeout fails the connection.
+#[tokio::test]
+async fn a_peer_that_floods_opens_then_freezes_is_a_heartbeat_timeout() {
+    within(30, async {
+        let config = Config {
+            heartbeat_timeout: Duration::from_secs(1),
+            ..quick()
+        };
+        let (node, conn, mut peer) = RawPeer::attached(config).await;
+        let mut acceptor = node.serve(STREAM, Role::Server);
+        peer.write(open_frame(1 << 16)).await;
+        let mut session = acceptor.accept_async().await.unwrap();
+        assert!(matches!(peer.read().await.unwrap().kind, Kind::Open { .. }));
+        // The user waits for the peer's next message.
+        let waiting = tokio::spawn(async move { session.recv_async().await });
+        // The peer floods Opens and reads nothing; its writes stall once the node stops
+        // reading it; from then on it is frozen: it neither reads nor writes.
+        let (_reading, mut writing) = tokio::io::split(peer.io);
+        let _frozen = tokio::spawn(async move {
+            for i in 1..1_000_000u64 {
+                writing.write_all(&unserved_open(2 * i + 1)).await.unwrap();
+            }
+        });
+        // Ten heartbeat timeouts later the connection must be dead, and the receive failed.
+        let result = tokio::time::timeout(Duration::from_secs(10), waiting).await;
+        let failure = conn.failure();
+        match result {
+            Ok(received) => {
+                let error = received.unwrap().unwrap_err();
+                assert!(matches!(error, SessionError::HeartbeatTimeout), "{error}");
+            }
+            Err(_) => panic!(
+                "a peer silent for 10 heartbeat timeouts still holds its connection \
+                 (failure: {failure:?}); the session's receive still waits"
+            ),
+        }
+    })
+    .await;
+}
+
+/// A node on the caller's runtime (`start_async`) whose runtime ends (a `#[tokio::main]`
+/// returning, a test's runtime dropped) before the node shut down: its connection's tasks are
+/// dropped with the runtime. Found by an adversarial review: nothing failed the connection, so
+/// a `RawSession` still held elsewhere waited forever in `recv` (its inbox's sender lives in
+/// the connection, which the session keeps). Now each task's drop fails the connection.
+#[test]
+fn a_raw_session_outliving_its_nodes_runtime_fails_instead_of_hanging() {
+    let server = Node::builder()
+        .listen("127.0.0.1:0".parse().unwrap())
+        .config(quick())
+        .start()
+        .unwrap();
+    let mut acceptor = server.serve(STREAM, Role::Server);
+    let addr = server.local_addr().unwrap();
+    let runtime = tokio::runtime::Builder::new_current_thread()
+        .enable_all()
+        .build()
+        .unwrap();
+    let (node, mut session) = runtime.block_on(async {
+        let node = Node::builder().config(quick()).start_async().await.unwrap();
+        let session = node.open_async(addr, STREAM, Role::Client).await.unwrap();
+        (node, session)
+    });
+    let _accepted = acceptor.accept().unwrap();
+    // The runtime ends first: the node's tasks go with it.
+    drop(runtime);
+    let (done, result) = std::sync::mpsc::channel();
+    std::thread::spawn(move || {
+        let _ = done.send(session.recv().map(drop));
+    });
+    match result.recv_timeout(Duration::from_secs(5)) {
+        Ok(received) => {
+            let error = received.unwrap_err();
+            assert!(matches!(error, SessionError::ConnectionLost(_)), "{error}");
+        }
+        Err(_) => panic!(
+            "a RawSession whose node's runtime is gone still waits in recv after 5 s (a hang)"
+        ),
+    }
+    drop(node);
 }
