@@ -40,7 +40,11 @@ const HELLO_MAX: usize = 64;
 /// Bytes of answers to the peer's frames (its `Open`s) that may wait unwritten before the
 /// reader stops reading the peer: a peer that writes and never reads would otherwise make the
 /// node queue answers without bound. Only answers count, not what the node's own sessions
-/// send, so two nodes both sending more than they read cannot stop each other's readers.
+/// send, so two nodes both sending more than they read cannot stop each other's readers; but
+/// two nodes that each open so many sessions at once that both ends' answers pass the limit
+/// can, each writer then waiting for the other's reader. The writer's stall timeout (see
+/// [`stalled`]) ends such a connection, and one with a peer that froze, with
+/// [`SessionError::HeartbeatTimeout`] instead of a hang.
 const ANSWERS_LIMIT: usize = 1 << 20;
 
 /// Which end of a connection this node is: the one that dialed it, or the one that accepted.
@@ -1070,8 +1074,8 @@ async fn stalled(stall: &Stall, timeout: Duration) {
     loop {
         let wake = match stall.since() {
             Some(since) if since.elapsed() >= timeout => return,
-            Some(since) => since + timeout,
-            None => Instant::now() + timeout,
+            Some(since) => since.later(timeout),
+            None => Instant::now().later(timeout),
         };
         tokio::time::sleep_until(wake).await;
     }

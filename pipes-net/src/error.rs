@@ -79,7 +79,9 @@ pub enum SessionError {
         /// The maximum.
         max: usize,
     },
-    /// The peer sent nothing, not even a heartbeat, for longer than the heartbeat timeout.
+    /// The peer sent nothing, not even a heartbeat, for longer than the heartbeat timeout, or
+    /// read nothing for as long while bytes waited for it (a peer that stopped reading is as
+    /// dead as one that stopped writing).
     HeartbeatTimeout,
     /// A payload to send does not serialize (postcard's words); the session goes on.
     Payload(String),

@@ -26,7 +26,8 @@
 //!   others; the receiver puts it together within [`Config::max_message`].
 //! - Errors: [`ConnectError`] when opening, [`SessionError`] when an open session fails. A
 //!   connection that dies (reset, end of stream, a malformed or oversized frame, a heartbeat
-//!   timeout, the node shut down) fails every session on it: nothing waits forever.
+//!   timeout, a peer that reads nothing for as long, the node shut down or its runtime gone)
+//!   fails every session on it: nothing waits forever.
 //!
 //! ```
 //! use pipes_net::{Node, Protocol, Role};
