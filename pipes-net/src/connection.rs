@@ -401,6 +401,20 @@ impl Conn {
         protocol: Protocol,
         role: Role,
     ) -> Result<RawSession, ConnectError> {
+        // Checked before anything is made for the session: an `Open` carries at most this.
+        if protocol.name.len() > frame::MAX_NAME || protocol.fingerprint.len() > frame::MAX_NAME {
+            return Err(ConnectError::Io(Arc::new(io::Error::new(
+                io::ErrorKind::InvalidInput,
+                format!(
+                    "protocol `{}`: its name ({} bytes) and fingerprint ({} bytes) may each be \
+                     {} bytes long at most",
+                    protocol.name.chars().take(64).collect::<String>(),
+                    protocol.name.len(),
+                    protocol.fingerprint.len(),
+                    frame::MAX_NAME
+                ),
+            ))));
+        }
         let window = protocol.window(&self.config);
         let slot = Arc::new(Slot::new(window, &self.config));
         let (events, inbox) = mpsc::unbounded_channel();
@@ -432,7 +446,11 @@ impl Conn {
                 name: protocol.name.to_owned(),
                 fingerprint: Bytes::from_static(protocol.fingerprint),
             };
-            self.send_frame(id, open)?;
+            if let Err(error) = self.send_frame(id, open) {
+                // Not opened after all: nothing may stay behind for it.
+                sessions.remove(&id);
+                return Err(error.into());
+            }
             id
         };
         match tokio::time::timeout(self.config.open_timeout, answered).await {

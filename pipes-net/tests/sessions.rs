@@ -262,6 +262,32 @@ async fn a_protocol_nobody_serves_is_refused() {
     .await;
 }
 
+/// A protocol whose name or fingerprint no `Open` can carry is refused before anything is
+/// sent or kept for it (the session used to stay in the connection's table, one per attempt),
+/// and the connection goes on.
+#[tokio::test]
+async fn an_open_of_a_protocol_whose_name_no_open_can_carry_is_invalid_input() {
+    within(10, async {
+        let (_client, conn, server, _) = pair(quick()).await;
+        let long: &'static str = "n".repeat(pipes_net::frame::MAX_NAME + 1).leak();
+        let fingerprint: &'static [u8] = vec![0; pipes_net::frame::MAX_NAME + 1].leak();
+        for protocol in [
+            Protocol::bounded(long, BANK.fingerprint),
+            Protocol::bounded(BANK.name, fingerprint),
+        ] {
+            let error = conn.open_async(protocol, Role::Client).await.unwrap_err();
+            match &error {
+                ConnectError::Io(io) => assert_eq!(io.kind(), io::ErrorKind::InvalidInput),
+                other => panic!("not invalid input: {other}"),
+            }
+            assert!(error.to_string().contains("at most"), "{error}");
+        }
+        let _acceptor = server.serve(BANK, Role::Server);
+        assert!(conn.open_async(BANK, Role::Client).await.is_ok());
+    })
+    .await;
+}
+
 #[tokio::test]
 async fn a_peer_that_never_answers_the_open_times_out() {
     within(10, async {
