@@ -126,7 +126,7 @@ use std::net::SocketAddr;
 use std::time::Duration;
 
 use pipes::Cause;
-use pipes::net::{ConnectError, Node, Role, SessionError, WireProtocol};
+use pipes::net::{ConnectError, Connection, Node, RawSession, Role, SessionError, WireProtocol};
 
 /// Runs `body` on a thread, failing the test if it takes longer than `secs` (a hang).
 fn watchdog<T: Send + 'static>(secs: u64, body: impl FnOnce() -> T + Send + 'static) -> T {
@@ -403,17 +403,23 @@ async fn the_user_dropping_an_endpoint_closes_the_remote_peer() {
     assert_eq!(error.cause(), Cause::Closed, "{error}");
 }
 
+/// A typed client of `W`, and the raw session its server's node accepted (a peer that reads and
+/// writes frames by hand), over a fresh pair of nodes, which the first element keeps alive.
+async fn typed_client_raw_server<W: WireProtocol>()
+-> ((Node, Connection, Node), W::Client, RawSession) {
+    let (client_node, conn, server_node, _) = pair(quick()).await;
+    let mut acceptor = server_node.serve(W::PROTOCOL, Role::Server);
+    let (client, raw) = tokio::join!(async { conn.client_async::<W>().await.unwrap() }, async {
+        acceptor.accept_async().await.unwrap()
+    });
+    ((client_node, conn, server_node), client, raw)
+}
+
 /// A typed customer and a hand-driven bank: the bank answers the login with `reply`
 /// (state, message, payload bytes); the customer's receive must fail, and the bank must be
 /// told it broke the protocol.
 async fn raw_bank_answers(reply: (u32, u32, Vec<u8>)) {
-    let (_client_node, conn, server_node, _) = pair(quick()).await;
-    let mut acceptor = server_node.serve(<bank::Wire as WireProtocol>::PROTOCOL, Role::Server);
-    let (login, raw) = tokio::join!(
-        async { conn.client_async::<bank::Wire>().await.unwrap() },
-        async { acceptor.accept_async().await.unwrap() }
-    );
-    let mut raw = raw;
+    let (_nodes, login, mut raw) = typed_client_raw_server::<bank::Wire>().await;
     let response = login.login("ann".into(), "pw".into()).unwrap();
     let message = within(5, raw.recv_async()).await.unwrap();
     assert_eq!((message.state, message.msg), (0, 0));
@@ -466,13 +472,7 @@ async fn a_payload_where_none_belongs_is_a_violation() {
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn a_payload_that_does_not_decode_is_a_violation() {
-    let (_client_node, conn, server_node, _) = pair(quick()).await;
-    let mut acceptor = server_node.serve(<bank::Wire as WireProtocol>::PROTOCOL, Role::Server);
-    let (login, raw) = tokio::join!(
-        async { conn.client_async::<bank::Wire>().await.unwrap() },
-        async { acceptor.accept_async().await.unwrap() }
-    );
-    let mut raw = raw;
+    let (_nodes, login, mut raw) = typed_client_raw_server::<bank::Wire>().await;
     let response = login.login("ann".into(), "pw".into()).unwrap();
     within(5, raw.recv_async()).await.unwrap();
     raw.send_async(1, 0, &()).await.unwrap();
@@ -496,13 +496,7 @@ async fn a_payload_that_does_not_decode_is_a_violation() {
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn a_message_out_of_turn_is_a_violation() {
-    let (_client_node, conn, server_node, _) = pair(quick()).await;
-    let mut acceptor = server_node.serve(<bank::Wire as WireProtocol>::PROTOCOL, Role::Server);
-    let (login, raw) = tokio::join!(
-        async { conn.client_async::<bank::Wire>().await.unwrap() },
-        async { acceptor.accept_async().await.unwrap() }
-    );
-    let mut raw = raw;
+    let (_nodes, login, mut raw) = typed_client_raw_server::<bank::Wire>().await;
     // The customer is to send `Login`; the bank speaks first.
     raw.send_async(1, 0, &()).await.unwrap();
     match within(5, raw.recv_async()).await {
@@ -837,13 +831,7 @@ pipes::proto! {
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn a_payload_that_does_not_serialize_aborts_the_session() {
-    let (_client_node, conn, server_node, _) = pair(quick()).await;
-    let mut acceptor = server_node.serve(<letters::Wire as WireProtocol>::PROTOCOL, Role::Server);
-    let (start, raw) = tokio::join!(
-        async { conn.client_async::<letters::Wire>().await.unwrap() },
-        async { acceptor.accept_async().await.unwrap() }
-    );
-    let mut raw = raw;
+    let (_nodes, start, mut raw) = typed_client_raw_server::<letters::Wire>().await;
     let _ = start.post(Unwritable).unwrap();
     match within(5, raw.recv_async()).await {
         Err(SessionError::Aborted(why)) => assert!(why.contains("could not be sent"), "{why}"),
@@ -862,12 +850,7 @@ pipes::proto! {
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn a_payload_that_does_not_serialize_fails_the_next_receive_as_aborted() {
-    let (_client_node, conn, server_node, _) = pair(quick()).await;
-    let mut acceptor = server_node.serve(<asking::Wire as WireProtocol>::PROTOCOL, Role::Server);
-    let (ask, _raw) = tokio::join!(
-        async { conn.client_async::<asking::Wire>().await.unwrap() },
-        async { acceptor.accept_async().await.unwrap() }
-    );
+    let (_nodes, ask, _raw) = typed_client_raw_server::<asking::Wire>().await;
     // The send is local and succeeds; the pump cannot write it, aborts the session, and closes
     // the endpoint the answer would come from.
     let answer = ask.question(Unwritable).unwrap();
@@ -918,13 +901,8 @@ pipes::proto! {
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn a_payload_whose_serialize_panics_aborts_the_session_on_both_ends() {
-    let (_client_node, conn, server_node, _) = pair(quick()).await;
-    let mut acceptor = server_node.serve(<panicking::Wire as WireProtocol>::PROTOCOL, Role::Server);
-    let (ask, raw) = tokio::join!(
-        async { conn.client_async::<panicking::Wire>().await.unwrap() },
-        async { acceptor.accept_async().await.unwrap() }
-    );
-    let mut raw = raw;
+    let ((_client_node, conn, _server_node), ask, mut raw) =
+        typed_client_raw_server::<panicking::Wire>().await;
     // The send is local and succeeds; the pump's serialization panics.
     let answer = ask.question(PanicsWritten).unwrap();
     let local = within(5, answer.recv_async()).await.unwrap_err();
@@ -939,13 +917,8 @@ async fn a_payload_whose_serialize_panics_aborts_the_session_on_both_ends() {
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn a_payload_whose_deserialize_panics_aborts_the_session_on_both_ends() {
-    let (_client_node, conn, server_node, _) = pair(quick()).await;
-    let mut acceptor = server_node.serve(<panicking::Wire as WireProtocol>::PROTOCOL, Role::Server);
-    let (ask, raw) = tokio::join!(
-        async { conn.client_async::<panicking::Wire>().await.unwrap() },
-        async { acceptor.accept_async().await.unwrap() }
-    );
-    let mut raw = raw;
+    let ((_client_node, conn, _server_node), ask, mut raw) =
+        typed_client_raw_server::<panicking::Wire>().await;
     let answer = ask.hello().unwrap();
     let hello = within(5, raw.recv_async()).await.unwrap();
     assert_eq!((hello.state, hello.msg), (0, 1));

@@ -21,9 +21,9 @@ use std::time::Duration;
 
 use bytes::{Bytes, BytesMut};
 use common::counting::{Counting, live};
-use common::{RawPeer, STREAM, open_frame, quick, within};
+use common::{RawPeer, WINDOW, quick, raw_opened, unserved_open, within};
+use pipes_net::Config;
 use pipes_net::frame::{AbortCode, Frame, Kind};
-use pipes_net::{Config, Role};
 use tokio::io::{AsyncRead, AsyncReadExt, AsyncWriteExt};
 
 #[global_allocator]
@@ -31,23 +31,6 @@ static GLOBAL: Counting = Counting;
 
 /// Held by each test: they measure the bytes of the whole process.
 static TURNS: tokio::sync::Mutex<()> = tokio::sync::Mutex::const_new(());
-
-/// An `Open` of session `id` for a protocol nobody serves.
-fn unserved_open(id: u64) -> Bytes {
-    let mut out = BytesMut::new();
-    Frame::new(
-        id,
-        Kind::Open {
-            role: Role::Client,
-            window: 0,
-            name: "x".into(),
-            fingerprint: Bytes::new(),
-        },
-    )
-    .encode(usize::MAX, &mut out)
-    .unwrap();
-    out.freeze()
-}
 
 /// The next frame body from the node.
 async fn read_body(from: &mut (impl AsyncRead + Unpin)) -> Bytes {
@@ -126,11 +109,7 @@ async fn credit_for_a_peer_that_never_reads_stays_one_frame_per_session() {
             heartbeat_timeout: Duration::from_secs(60),
             ..quick()
         };
-        let (node, conn, mut peer) = RawPeer::attached(config).await;
-        let mut acceptor = node.serve(STREAM, Role::Server);
-        peer.write(open_frame(1 << 16)).await;
-        let mut session = acceptor.accept_async().await.unwrap();
-        assert!(matches!(peer.read().await.unwrap().kind, Kind::Open { .. }));
+        let (_node, conn, peer, mut session) = raw_opened(config, WINDOW).await;
         // From here on the peer never reads a byte.
         let (_reading, mut writing) = tokio::io::split(peer.io);
         let mut msg = BytesMut::new();

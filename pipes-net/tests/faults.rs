@@ -10,9 +10,10 @@ use std::io;
 use std::sync::atomic::Ordering;
 use std::time::Duration;
 
-use bytes::{Bytes, BytesMut};
-use common::{Fault, Faulty, RawPeer, STREAM, node, open_frame, quick, within};
-use pipes_net::frame::{Frame, Kind};
+use common::{
+    Fault, Faulty, STREAM, WINDOW, node, opened_from_a_runtime_of_its_own, quick, raw_opened,
+    recv_within, unserved_open, within,
+};
 use pipes_net::{Config, Connection, Node, Origin, RawSession, Role, SessionError};
 use tokio::io::AsyncWriteExt;
 
@@ -225,23 +226,6 @@ async fn reads_slower_than_the_heartbeat_timeout_are_a_heartbeat_timeout() {
     .await;
 }
 
-/// An `Open` of session `id` for a protocol nobody serves.
-fn unserved_open(id: u64) -> Bytes {
-    let mut out = BytesMut::new();
-    Frame::new(
-        id,
-        Kind::Open {
-            role: Role::Client,
-            window: 0,
-            name: "x".into(),
-            fingerprint: Bytes::new(),
-        },
-    )
-    .encode(usize::MAX, &mut out)
-    .unwrap();
-    out.freeze()
-}
-
 /// A peer that floods `Open`s, reads none of the answers, then freezes (a stopped process, a
 /// vanished host whose socket stays open): the node's reader stops reading it while the
 /// answers wait, and its writer cannot write them. Found by an adversarial review: nothing
@@ -254,11 +238,7 @@ async fn a_peer_that_floods_opens_then_freezes_is_a_heartbeat_timeout() {
             heartbeat_timeout: Duration::from_secs(1),
             ..quick()
         };
-        let (node, conn, mut peer) = RawPeer::attached(config).await;
-        let mut acceptor = node.serve(STREAM, Role::Server);
-        peer.write(open_frame(1 << 16)).await;
-        let mut session = acceptor.accept_async().await.unwrap();
-        assert!(matches!(peer.read().await.unwrap().kind, Kind::Open { .. }));
+        let (_node, conn, peer, mut session) = raw_opened(config, WINDOW).await;
         // The user waits for the peer's next message.
         let waiting = tokio::spawn(async move { session.recv_async().await });
         // The peer floods Opens and reads nothing; its writes stall once the node stops
@@ -293,35 +273,15 @@ async fn a_peer_that_floods_opens_then_freezes_is_a_heartbeat_timeout() {
 /// the connection, which the session keeps). Now each task's drop fails the connection.
 #[test]
 fn a_raw_session_outliving_its_nodes_runtime_fails_instead_of_hanging() {
-    let server = Node::builder()
-        .listen("127.0.0.1:0".parse().unwrap())
-        .config(quick())
-        .start()
-        .unwrap();
-    let mut acceptor = server.serve(STREAM, Role::Server);
-    let addr = server.local_addr().unwrap();
-    let runtime = tokio::runtime::Builder::new_current_thread()
-        .enable_all()
-        .build()
-        .unwrap();
-    let (node, mut session) = runtime.block_on(async {
-        let node = Node::builder().config(quick()).start_async().await.unwrap();
-        let session = node.open_async(addr, STREAM, Role::Client).await.unwrap();
-        (node, session)
-    });
-    let _accepted = acceptor.accept().unwrap();
+    let (_server, runtime, node, session) = opened_from_a_runtime_of_its_own();
     // The runtime ends first: the node's tasks go with it.
     drop(runtime);
-    let (done, result) = std::sync::mpsc::channel();
-    std::thread::spawn(move || {
-        let _ = done.send(session.recv().map(drop));
-    });
-    match result.recv_timeout(Duration::from_secs(5)) {
-        Ok(received) => {
+    match recv_within(session, 5) {
+        Some(received) => {
             let error = received.unwrap_err();
             assert!(matches!(error, SessionError::ConnectionLost(_)), "{error}");
         }
-        Err(_) => panic!(
+        None => panic!(
             "a RawSession whose node's runtime is gone still waits in recv after 5 s (a hang)"
         ),
     }

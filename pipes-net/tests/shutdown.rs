@@ -7,8 +7,8 @@ mod common;
 use std::sync::mpsc;
 use std::time::Duration;
 
-use common::{STREAM, quick};
-use pipes_net::{Config, Node, Role};
+use common::{opened_from_a_runtime_of_its_own, quick, recv_within};
+use pipes_net::{Config, Node};
 
 /// Runs `body` on a thread of its own; whether it ended within `secs`.
 fn ends_within(secs: u64, body: impl FnOnce() + Send + 'static) -> bool {
@@ -45,20 +45,7 @@ fn dropping_a_node_with_no_shutdown_deadline_ends() {
 
 #[test]
 fn shutting_down_a_node_whose_runtime_is_gone_ends_and_fails_its_sessions() {
-    let server = Node::builder()
-        .listen("127.0.0.1:0".parse().unwrap())
-        .config(quick())
-        .start()
-        .unwrap();
-    let mut acceptor = server.serve(STREAM, Role::Server);
-    let addr = server.local_addr().unwrap();
-    let first = runtime();
-    let (node, mut session) = first.block_on(async {
-        let node = Node::builder().config(quick()).start_async().await.unwrap();
-        let session = node.open_async(addr, STREAM, Role::Client).await.unwrap();
-        (node, session)
-    });
-    let _accepted = acceptor.accept().unwrap();
+    let (_server, first, node, session) = opened_from_a_runtime_of_its_own();
     // The runtime ends first, with the node's tasks: the shutdown's task, spawned there, is
     // dropped at once. Awaited on another runtime, the shutdown waited for it forever.
     drop(first);
@@ -72,12 +59,8 @@ fn shutting_down_a_node_whose_runtime_is_gone_ends_and_fails_its_sessions() {
         "Node::shutdown of a node whose runtime is gone still waits after 10 s"
     );
     // The connection was cut: a session on it fails instead of waiting.
-    let (done, received) = mpsc::channel();
-    std::thread::spawn(move || {
-        let _ = done.send(session.recv().map(drop));
-    });
-    match received.recv_timeout(Duration::from_secs(5)) {
-        Ok(received) => assert!(received.is_err(), "{received:?}"),
-        Err(_) => panic!("a session of a node shut down without its runtime still waits"),
+    match recv_within(session, 5) {
+        Some(received) => assert!(received.is_err(), "{received:?}"),
+        None => panic!("a session of a node shut down without its runtime still waits"),
     }
 }

@@ -95,6 +95,66 @@ pub fn open_frame(window: u32) -> Frame {
     )
 }
 
+/// A session of `STREAM` opened by a node on a current-thread runtime of its own
+/// (`start_async`) with a blocking node serving it. Returns, in drop order for a test that
+/// drops the runtime first: the server and its end of the session, the runtime, the client
+/// node and its end.
+pub fn opened_from_a_runtime_of_its_own() -> (
+    (Node, RawSession),
+    tokio::runtime::Runtime,
+    Node,
+    RawSession,
+) {
+    let server = Node::builder()
+        .listen("127.0.0.1:0".parse().unwrap())
+        .config(quick())
+        .start()
+        .unwrap();
+    let mut acceptor = server.serve(STREAM, Role::Server);
+    let addr = server.local_addr().unwrap();
+    let runtime = tokio::runtime::Builder::new_current_thread()
+        .enable_all()
+        .build()
+        .unwrap();
+    let (node, session) = runtime.block_on(async {
+        let node = Node::builder().config(quick()).start_async().await.unwrap();
+        let session = node.open_async(addr, STREAM, Role::Client).await.unwrap();
+        (node, session)
+    });
+    let accepted = acceptor.accept().unwrap();
+    ((server, accepted), runtime, node, session)
+}
+
+/// What a blocking `recv` on `session`, on a thread of its own, returns within `secs`
+/// seconds; `None` if it still waits (a hang).
+pub fn recv_within(
+    mut session: RawSession,
+    secs: u64,
+) -> Option<Result<(), pipes_net::SessionError>> {
+    let (done, received) = std::sync::mpsc::channel();
+    std::thread::spawn(move || {
+        let _ = done.send(session.recv().map(drop));
+    });
+    received.recv_timeout(Duration::from_secs(secs)).ok()
+}
+
+/// An `Open` of session `id` for a protocol nobody serves, encoded with its length prefix.
+pub fn unserved_open(id: u64) -> Bytes {
+    let mut out = BytesMut::new();
+    Frame::new(
+        id,
+        Kind::Open {
+            role: Role::Client,
+            window: 0,
+            name: "x".into(),
+            fingerprint: Bytes::new(),
+        },
+    )
+    .encode(usize::MAX, &mut out)
+    .unwrap();
+    out.freeze()
+}
+
 /// A peer driven by hand over a duplex pipe: it says hello, then writes and reads raw frames.
 pub struct RawPeer {
     pub io: DuplexStream,
