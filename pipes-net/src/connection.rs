@@ -25,13 +25,10 @@ use tokio_util::codec::FramedRead;
 use crate::codec::{Bodies, ReadError, Watched, codec, next};
 use crate::deadline::Later;
 use crate::error::{ConnectError, SessionError};
-use crate::frame::{self, AbortCode, CONNECTION, Encoded, Frame, FrameError, Kind, Role};
+use crate::frame::{self, AbortCode, CONNECTION, Encoded, Frame, FrameError, Kind, Limits, Role};
 use crate::node::{Config, Protocol, Registry};
 use crate::session::{Backlogged, Event, RawSession, Unaccepted};
 use crate::shutdown::Pumps;
-
-/// The first frame each end sends: who we are and which version of the frames we speak.
-const HELLO: &[u8] = b"pipes-net/2";
 
 /// The longest hello read: before it, the peer is anyone who could connect, and a decoder
 /// takes what the length prefix announces as the size to expect.
@@ -60,6 +57,9 @@ pub enum Origin {
 /// A live connection's state, shared by its tasks and its sessions.
 pub(crate) struct Conn {
     pub(crate) config: Config,
+    /// How long this end's frames and messages may be: its own limits, and the peer's from
+    /// its hello, whichever is smaller.
+    pub(crate) limits: Limits,
     registry: Arc<Registry>,
     /// What the writer task sends: encoded frames (length prefix included), in order.
     out: mpsc::UnboundedSender<Out>,
@@ -922,16 +922,31 @@ where
         },
     );
     let hello = async {
+        let body = frame::hello(config.max_frame, config.max_message);
         let mut out = BytesMut::new();
-        out.extend_from_slice(&(HELLO.len() as u32).to_be_bytes());
-        out.extend_from_slice(HELLO);
+        out.extend_from_slice(&(body.len() as u32).to_be_bytes());
+        out.extend_from_slice(&body);
         write.write_all(&out).await?;
         write.flush().await?;
+        let incompatible = || {
+            ConnectError::Incompatible(format!(
+                "the peer does not speak {}",
+                String::from_utf8_lossy(frame::VERSION)
+            ))
+        };
         match next(&mut frames).await {
-            Some(Ok(body)) if body[..] == *HELLO => Ok(()),
-            Some(Ok(_)) | Some(Err(ReadError::TooLarge(_))) => Err(ConnectError::Incompatible(
-                "the peer does not speak pipes-net/2".into(),
-            )),
+            Some(Ok(body)) => match frame::read_hello(&body) {
+                Some((max_frame, _)) if max_frame < frame::MIN_FRAME => {
+                    Err(ConnectError::Incompatible(format!(
+                        "the peer's frames may be {max_frame} bytes long, less than the {} \
+                         every message needs",
+                        frame::MIN_FRAME
+                    )))
+                }
+                Some(limits) => Ok(limits),
+                None => Err(incompatible()),
+            },
+            Some(Err(ReadError::TooLarge(_))) => Err(incompatible()),
             Some(Err(ReadError::Io(error))) => Err(error.into()),
             None => Err(io::Error::new(
                 io::ErrorKind::UnexpectedEof,
@@ -940,15 +955,23 @@ where
             .into()),
         }
     };
-    match tokio::time::timeout(config.connect_timeout, hello).await {
+    let (peer_frame, peer_message) = match tokio::time::timeout(config.connect_timeout, hello).await
+    {
         Ok(result) => result?,
         Err(_) => return Err(ConnectError::Timeout),
-    }
+    };
+    // What this end sends fits the peer's limits as well as its own.
+    let limits = Limits::new(
+        config.max_frame.min(peer_frame),
+        config.chunk,
+        config.max_message.min(peer_message),
+    );
     frames.decoder_mut().max = config.max_frame;
     let (out, queue) = mpsc::unbounded_channel();
     let (dead, _) = watch::channel(false);
     let conn = Arc::new(Conn {
         config,
+        limits,
         registry,
         out,
         answers: Arc::default(),
@@ -1206,7 +1229,7 @@ async fn write_frames<W: AsyncWrite + Unpin>(
     let mut ping = BytesMut::new();
     let _ = Frame::new(CONNECTION, Kind::Ping).encode(usize::MAX, &mut ping);
     let ping = ping.freeze();
-    let mut turns = Turns::new(conn.config.limits().piece);
+    let mut turns = Turns::new(conn.limits.piece);
     // Set once a Finish is taken: nothing after it is, and it is answered once the chunked
     // messages before it are all written.
     let mut finish: Option<oneshot::Sender<()>> = None;

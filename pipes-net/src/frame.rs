@@ -1,7 +1,7 @@
-//! Frames: what one connection carries for all its sessions (DESIGN section 6). Each frame is
-//! a length-delimited body (a big-endian `u32` length, tokio-util's
-//! [`LengthDelimitedCodec`](tokio_util::codec::LengthDelimitedCodec) with a maximum), and the
-//! body is a varint session id, a kind and its fields, then the payload bytes:
+//! Frames: what one connection carries for all its sessions (DESIGN section 6). Each end
+//! first sends a [`hello`]; then each frame is a length-delimited body (a big-endian `u32`
+//! length, at most the reader's `max_frame`), and the body is a varint session id, a kind and
+//! its fields, then the payload bytes:
 //!
 //! ```text
 //! body    = session:varint kind:u8 fields payload
@@ -42,6 +42,35 @@ use bytes::{BufMut, Bytes, BytesMut};
 
 /// The session id of frames about the connection itself (heartbeat `Ping`s).
 pub const CONNECTION: u64 = 0;
+
+/// The version a hello names: `pipes-net/3` since the hello carries the limits (2 brought
+/// chunks).
+pub const VERSION: &[u8] = b"pipes-net/3";
+
+/// The body of a hello, the first frame each end sends: [`VERSION`], then this end's
+/// [`Config::max_frame`](crate::Config::max_frame) and
+/// [`Config::max_message`](crate::Config::max_message), each a big-endian `u64`. Each end cuts
+/// its frames and bounds its messages by the smaller of its own limits and the peer's, so a
+/// send that one end allows never breaks the other's (which would fail the whole connection).
+pub fn hello(max_frame: usize, max_message: usize) -> Vec<u8> {
+    let mut body = VERSION.to_vec();
+    body.extend_from_slice(&(max_frame as u64).to_be_bytes());
+    body.extend_from_slice(&(max_message as u64).to_be_bytes());
+    body
+}
+
+/// The peer's `(max_frame, max_message)` from its hello's body, or `None` if the body is not a
+/// hello of this [`VERSION`].
+pub fn read_hello(body: &[u8]) -> Option<(usize, usize)> {
+    let limits = body.strip_prefix(VERSION)?;
+    let (frame, message) = limits.split_first_chunk::<8>()?;
+    let message: [u8; 8] = message.try_into().ok()?;
+    let clamp = |n: u64| usize::try_from(n).unwrap_or(usize::MAX);
+    Some((
+        clamp(u64::from_be_bytes(*frame)),
+        clamp(u64::from_be_bytes(message)),
+    ))
+}
 
 /// The largest frame body by default: 16 MiB. A peer announcing a longer frame fails the
 /// connection with [`SessionError::FrameTooLarge`](crate::SessionError::FrameTooLarge).

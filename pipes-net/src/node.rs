@@ -15,9 +15,7 @@ use crate::block::block_on;
 use crate::connection::{self, Conn, Origin, closed_by_node, lock};
 use crate::deadline::Later;
 use crate::error::ConnectError;
-use crate::frame::{
-    DEFAULT_CHUNK, DEFAULT_MAX_FRAME, DEFAULT_MAX_MESSAGE, Limits, MIN_FRAME, Role,
-};
+use crate::frame::{DEFAULT_CHUNK, DEFAULT_MAX_FRAME, DEFAULT_MAX_MESSAGE, MIN_FRAME, Role};
 use crate::session::{Acceptor, RawSession, Unaccepted};
 use crate::shutdown::Pumps;
 
@@ -70,7 +68,8 @@ impl Protocol {
 #[derive(Clone, Copy, Debug)]
 pub struct Config {
     /// The largest frame body, sent or received (default 16 MiB). Messages longer than a
-    /// frame cross as chunks, so this bounds the frames, not the messages. At least
+    /// frame cross as chunks, so this bounds the frames, not the messages. A connection's
+    /// frames fit both ends' `max_frame` (the hello carries it). At least
     /// [`MIN_FRAME`](crate::frame::MIN_FRAME) (32 bytes: a chunk's longest header and one
     /// byte), or the node does not start.
     pub max_frame: usize,
@@ -83,9 +82,10 @@ pub struct Config {
     pub chunk: usize,
     /// The longest message payload, sent or received (default 64 MiB,
     /// [`DEFAULT_MAX_MESSAGE`]): a longer send fails with
-    /// [`SessionError::MessageTooLarge`](crate::SessionError::MessageTooLarge), and a peer
-    /// that announces or sends a longer one violates the session. It bounds the memory a peer
-    /// can make this end hold for one message in progress.
+    /// [`SessionError::MessageTooLarge`](crate::SessionError::MessageTooLarge), as does one
+    /// longer than the peer's `max_message` (the hello carries it), and a peer that announces
+    /// or sends a longer one violates the session. It bounds the memory a peer can make this
+    /// end hold for one message in progress.
     pub max_message: usize,
     /// The credit window of unbounded protocols' sessions, in messages (default 1024). A
     /// bounded protocol's peer needs no credit (its states hold a message each at most), but
@@ -157,11 +157,6 @@ impl Config {
             }
         }
         Ok(())
-    }
-
-    /// How long this end's messages and their chunks may be.
-    pub(crate) fn limits(&self) -> Limits {
-        Limits::new(self.max_frame, self.chunk, self.max_message)
     }
 }
 

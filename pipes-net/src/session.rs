@@ -226,7 +226,7 @@ impl RawSession {
         msg: u32,
         write: impl FnOnce(&mut BytesMut) -> Result<(), String>,
     ) -> Result<Encoded, SessionError> {
-        frame::encode_msg_with(self.id, state, msg, self.conn.config.limits(), write)
+        frame::encode_msg_with(self.id, state, msg, self.conn.limits, write)
     }
 
     /// A message of this session, encoded.
@@ -236,7 +236,7 @@ impl RawSession {
         msg: u32,
         payload: &T,
     ) -> Result<Encoded, SessionError> {
-        frame::encode_msg(self.id, state, msg, payload, self.conn.config.limits())
+        frame::encode_msg(self.id, state, msg, payload, self.conn.limits)
     }
 
     /// The next message from the peer. After the last one, the error says why there are no

@@ -297,3 +297,74 @@ async fn another_message_or_a_close_inside_a_chunked_one_is_a_violation() {
     })
     .await;
 }
+
+/// Two nodes over a pipe with `client` and `server` settings; the server serves `STREAM`.
+/// Returns the nodes, a session opened from the client and the server's end of it.
+async fn sessions_between(
+    client: Config,
+    server: Config,
+) -> (
+    (pipes_net::Node, pipes_net::Node),
+    pipes_net::RawSession,
+    pipes_net::RawSession,
+) {
+    let (a, b) = tokio::io::duplex(64 << 10);
+    let (client, server) = (common::node(client).await, common::node(server).await);
+    let mut acceptor = server.serve(STREAM, Role::Server);
+    let (dialed, accepted) = tokio::join!(
+        client.attach_async(a, pipes_net::Origin::Dialed),
+        server.attach_async(b, pipes_net::Origin::Accepted)
+    );
+    let (dialed, _accepted) = (dialed.unwrap(), accepted.unwrap());
+    let (session, served) = tokio::join!(
+        dialed.open_async(STREAM, Role::Client),
+        acceptor.accept_async()
+    );
+    ((client, server), session.unwrap(), served.unwrap())
+}
+
+/// Nodes with different limits: each end cuts its frames to the smaller `max_frame` (the
+/// hello carries both ends' limits). A sender used to cut by its own: a 2000-byte message,
+/// legal on its side, reached a peer whose `max_frame` is 1024 as one frame, and the peer
+/// failed the whole connection with `FrameTooLarge` (found by the review of pipes-net).
+#[tokio::test]
+async fn a_peer_with_a_smaller_max_frame_gets_chunks_it_can_read() {
+    within(20, async {
+        let small = Config {
+            max_frame: 1024,
+            ..quick()
+        };
+        for (client, server) in [(quick(), small), (small, quick())] {
+            let (_nodes, mut session, mut served) = sessions_between(client, server).await;
+            session.send_async(0, 0, &payload(2000)).await.unwrap();
+            let message = served.recv_async().await.unwrap();
+            assert_eq!(message.decode::<Vec<u8>>().unwrap(), payload(2000));
+            served.send_async(0, 0, &payload(3000)).await.unwrap();
+            let message = session.recv_async().await.unwrap();
+            assert_eq!(message.decode::<Vec<u8>>().unwrap(), payload(3000));
+        }
+    })
+    .await;
+}
+
+/// A message longer than the peer's `max_message` fails its own send, typed, and nothing
+/// else: the session and the connection go on.
+#[tokio::test]
+async fn a_message_over_the_peers_max_message_fails_its_send_alone() {
+    within(20, async {
+        let small = Config {
+            max_message: 1000,
+            ..quick()
+        };
+        let (_nodes, session, mut served) = sessions_between(quick(), small).await;
+        let error = session.send_async(0, 0, &payload(2000)).await.unwrap_err();
+        assert!(
+            matches!(error, SessionError::MessageTooLarge { max: 1000, .. }),
+            "{error}"
+        );
+        session.send_async(0, 0, &payload(100)).await.unwrap();
+        let message = served.recv_async().await.unwrap();
+        assert_eq!(message.decode::<Vec<u8>>().unwrap(), payload(100));
+    })
+    .await;
+}

@@ -129,14 +129,14 @@ async fn failure(conn: &Connection) -> SessionError {
     }
 }
 
-// The bytes a client reads: the server's hello (4 + 11 bytes), then frames. The first frame
-// (a heartbeat or the answer to the Open) has its length at 15..19, a one-byte session id at
-// 19 and its kind at 20.
+// The bytes a client reads: the server's hello (4 + 11 + 16 bytes: its length, the version
+// and two limits), then frames. The first frame (a heartbeat or the answer to the Open) has
+// its length at 31..35, a one-byte session id at 35 and its kind at 36.
 
 #[tokio::test]
 async fn a_corrupted_length_is_an_oversized_frame() {
     within(10, async {
-        let setup = setup(quick(), Fault::Corrupt(15)).await;
+        let setup = setup(quick(), Fault::Corrupt(31)).await;
         assert!(setup.session.is_err());
         let error = failure(setup.conn.as_ref().unwrap()).await;
         assert!(
@@ -150,7 +150,7 @@ async fn a_corrupted_length_is_an_oversized_frame() {
 #[tokio::test]
 async fn a_corrupted_kind_is_a_violation() {
     within(10, async {
-        let setup = setup(quick(), Fault::Corrupt(20)).await;
+        let setup = setup(quick(), Fault::Corrupt(36)).await;
         assert!(setup.session.is_err());
         let error = failure(setup.conn.as_ref().unwrap()).await;
         assert!(

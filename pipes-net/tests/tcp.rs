@@ -13,7 +13,7 @@ use std::sync::mpsc;
 use std::time::Duration;
 
 use common::{STREAM, within};
-use pipes_net::frame::{Frame, Kind};
+use pipes_net::frame::{self, Frame, Kind};
 use pipes_net::{Config, ConnectError, Node, Role, SessionError};
 
 /// Runs `body` on a thread and fails the test if it takes longer than `secs`: blocking code
@@ -288,8 +288,11 @@ fn dropping_a_node_whose_peer_stopped_reading_returns_within_the_shutdown_timeou
         // socket open until the test ends.
         let peer = std::thread::spawn(move || {
             let (mut stream, _) = listener.accept().unwrap();
-            write_body(&mut stream, b"pipes-net/2");
-            assert_eq!(read_body(&mut stream), b"pipes-net/2");
+            write_body(
+                &mut stream,
+                &frame::hello(frame::DEFAULT_MAX_FRAME, frame::DEFAULT_MAX_MESSAGE),
+            );
+            assert!(frame::read_hello(&read_body(&mut stream)).is_some());
             // A heartbeat may come first (on a busy machine the node's writer can tick before
             // the session is opened).
             let open = loop {

@@ -14,7 +14,7 @@ use std::task::{Context, Poll, ready};
 use std::time::Duration;
 
 use bytes::{Bytes, BytesMut};
-use pipes_net::frame::{Frame, Kind};
+use pipes_net::frame::{DEFAULT_MAX_FRAME, DEFAULT_MAX_MESSAGE, Frame, Kind, hello, read_hello};
 use pipes_net::{Config, Connection, Node, Origin, Protocol, RawSession, Role};
 use tokio::io::{AsyncRead, AsyncReadExt, AsyncWrite, AsyncWriteExt, DuplexStream, ReadBuf};
 
@@ -167,8 +167,10 @@ impl RawPeer {
         let node = node(config).await;
         let mut peer = RawPeer { io: a };
         let hello = async {
-            peer.write_body(b"pipes-net/2").await;
-            assert_eq!(&peer.read_body().await.unwrap()[..], b"pipes-net/2");
+            peer.write_body(&hello(DEFAULT_MAX_FRAME, DEFAULT_MAX_MESSAGE))
+                .await;
+            let theirs = peer.read_body().await.unwrap();
+            assert!(read_hello(&theirs).is_some(), "{theirs:?}");
         };
         let (conn, ()) = tokio::join!(node.attach_async(b, Origin::Accepted), hello);
         (node, conn.unwrap(), peer)
