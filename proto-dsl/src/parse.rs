@@ -95,55 +95,155 @@ fn name_of(pair: &Pair<'_, Rule>) -> Name {
 }
 
 /// Refuses sources nested deeper than [`MAX_NESTING`], counting brackets outside comments and
-/// string literals (block comments nest too, and pest recurses on them).
+/// literals, and block comments (they nest, and pest recurses on them). A literal or comment
+/// the guard misreads must not hide brackets from it, so it lexes them as Rust does: a block
+/// comment's inside has no strings, a raw string (`r#"..."#`, what rustc makes of a macro's
+/// doc comments) no escapes, and `'"'` is a char, not a string's start.
 fn nesting_guard(source: &str) -> Option<Diagnostic> {
     let bytes = source.as_bytes();
+    let too_deep = |at: usize| {
+        Diagnostic::error(
+            format!("brackets nested more than {MAX_NESTING} deep"),
+            at..at + 1,
+            "too deep",
+        )
+        .with_help("protocols and their types are never nested this deep; is a bracket left open?")
+    };
     let mut depth = 0usize;
     let mut i = 0;
     while i < bytes.len() {
-        let b = bytes[i];
         let next = bytes.get(i + 1).copied();
-        match (b, next) {
-            (b'/', Some(b'/')) => {
-                while i < bytes.len() && bytes[i] != b'\n' {
-                    i += 1;
+        match (bytes[i], next) {
+            (b'/', Some(b'/')) => i = skip_line(bytes, i),
+            (b'/', Some(b'*')) => {
+                let (end, deepest) = skip_block_comment(bytes, i);
+                if depth + deepest > MAX_NESTING {
+                    return Some(too_deep(i));
                 }
-                continue;
+                i = end;
             }
-            (b'"', _) => {
-                i += 1;
-                while i < bytes.len() && bytes[i] != b'"' {
-                    i += if bytes[i] == b'\\' { 2 } else { 1 };
-                }
-            }
-            (b'-' | b'=', Some(b'>')) => i += 1,
-            (b'/', Some(b'*')) | (b'(' | b'[' | b'{' | b'<', _) => {
+            (b'"', _) => i = skip_string(bytes, i + 1),
+            (b'r', Some(b'"' | b'#')) if starts_token(bytes, i) => i = skip_raw_string(bytes, i),
+            (b'b', Some(b'r')) if starts_token(bytes, i) => i = skip_raw_string(bytes, i + 1),
+            (b'\'', _) => i = skip_char(bytes, i),
+            (b'-' | b'=', Some(b'>')) => i += 2,
+            (b'(' | b'[' | b'{' | b'<', _) => {
                 depth += 1;
                 if depth > MAX_NESTING {
-                    return Some(
-                        Diagnostic::error(
-                            format!("brackets nested more than {MAX_NESTING} deep"),
-                            i..i + 1,
-                            "too deep",
-                        )
-                        .with_help("protocols and their types are never nested this deep; is a bracket left open?"),
-                    );
+                    return Some(too_deep(i));
                 }
-                if b == b'/' {
-                    i += 1;
-                }
+                i += 1;
             }
-            (b'*', Some(b'/')) | (b')' | b']' | b'}' | b'>', _) => {
+            (b')' | b']' | b'}' | b'>', _) => {
                 depth = depth.saturating_sub(1);
-                if b == b'*' {
-                    i += 1;
-                }
+                i += 1;
             }
-            _ => {}
+            _ => i += 1,
         }
-        i += 1;
     }
     None
+}
+
+/// Whether the byte at `i` starts a token (no identifier character before it): `r"` is a raw
+/// string there, and the end of an identifier elsewhere.
+fn starts_token(bytes: &[u8], i: usize) -> bool {
+    i == 0
+        || !(bytes[i - 1].is_ascii_alphanumeric() || bytes[i - 1] == b'_' || bytes[i - 1] >= 0x80)
+}
+
+/// The index after the line comment at `i`.
+fn skip_line(bytes: &[u8], mut i: usize) -> usize {
+    while i < bytes.len() && bytes[i] != b'\n' {
+        i += 1;
+    }
+    i
+}
+
+/// The index after the block comment at `i` (to the end if it is not closed), and how deep
+/// its comments nest.
+fn skip_block_comment(bytes: &[u8], mut i: usize) -> (usize, usize) {
+    let (mut depth, mut deepest) = (0usize, 0usize);
+    while i < bytes.len() {
+        match (bytes[i], bytes.get(i + 1).copied()) {
+            (b'/', Some(b'*')) => {
+                depth += 1;
+                deepest = deepest.max(depth);
+                i += 2;
+            }
+            (b'*', Some(b'/')) => {
+                depth -= 1;
+                i += 2;
+                if depth == 0 {
+                    return (i, deepest);
+                }
+            }
+            _ => i += 1,
+        }
+    }
+    (i, deepest)
+}
+
+/// The index after the string whose contents start at `i` (escapes skipped).
+fn skip_string(bytes: &[u8], mut i: usize) -> usize {
+    while i < bytes.len() && bytes[i] != b'"' {
+        i += if bytes[i] == b'\\' { 2 } else { 1 };
+    }
+    i + 1
+}
+
+/// The index after the raw string whose `r` is at `i` (`r"..."`, `r#"..."#`, ...); just past
+/// the `r` if no `"` follows its `#`s (an identifier such as `r#type`).
+fn skip_raw_string(bytes: &[u8], i: usize) -> usize {
+    let hashes = bytes[i + 1..].iter().take_while(|&&b| b == b'#').count();
+    let open = i + 1 + hashes;
+    if bytes.get(open) != Some(&b'"') {
+        return i + 1;
+    }
+    let mut j = open + 1;
+    while j < bytes.len() {
+        if bytes[j] == b'"'
+            && bytes[j + 1..]
+                .iter()
+                .take(hashes)
+                .filter(|&&b| b == b'#')
+                .count()
+                == hashes
+        {
+            return j + 1 + hashes;
+        }
+        j += 1;
+    }
+    j
+}
+
+/// The index after the char literal at `i` (`'x'`, `'\''`, `'\u{..}'`), or after the `'` of a
+/// lifetime.
+fn skip_char(bytes: &[u8], i: usize) -> usize {
+    match bytes.get(i + 1) {
+        Some(b'\\') => {
+            let mut j = i + 3;
+            while j < bytes.len() && bytes[j] != b'\'' {
+                j += 1;
+            }
+            j + 1
+        }
+        Some(&first) => {
+            // One character (its UTF-8 length from its first byte), then the closing quote;
+            // else the `'` of a lifetime.
+            let len = match first {
+                0xF0.. => 4,
+                0xE0.. => 3,
+                0xC0.. => 2,
+                _ => 1,
+            };
+            if bytes.get(i + 1 + len) == Some(&b'\'') {
+                i + 2 + len
+            } else {
+                i + 1
+            }
+        }
+        None => i + 1,
+    }
 }
 
 /// What a grammar rule is called in an "expected ..." message; `None` for the pieces of Rust
