@@ -612,7 +612,12 @@ impl ProtocolChecker<'_> {
                 for at in occurrences(self.source, &span, used) {
                     let mut error = Diagnostic::error(
                         format!(
-                            "type parameter `{used}` is not declared on state `{}`",
+                            "{} parameter `{used}` is not declared on state `{}`",
+                            if used.starts_with('\'') {
+                                "lifetime"
+                            } else {
+                                "type"
+                            },
                             state.name.unraw()
                         ),
                         at,
@@ -867,9 +872,25 @@ fn quoted_list(words: &[&str]) -> String {
 }
 
 /// Single-segment paths and lifetimes used in a Rust fragment: the names that could be
-/// generic parameters.
+/// generic parameters. A lifetime a `for<..>` binds around it is not one.
 #[derive(Default)]
-struct Names(Vec<String>);
+struct Names(Vec<String>, Vec<String>);
+
+impl Names {
+    /// Visits `node` with the lifetimes `binder` binds in scope.
+    fn binding(&mut self, binder: Option<&syn::BoundLifetimes>, visit: impl FnOnce(&mut Self)) {
+        let bound = self.1.len();
+        if let Some(binder) = binder {
+            for param in &binder.lifetimes {
+                if let syn::GenericParam::Lifetime(param) = param {
+                    self.1.push(param.lifetime.to_string());
+                }
+            }
+        }
+        visit(self);
+        self.1.truncate(bound);
+    }
+}
 
 impl<'ast> Visit<'ast> for Names {
     fn visit_path(&mut self, path: &'ast syn::Path) {
@@ -883,7 +904,22 @@ impl<'ast> Visit<'ast> for Names {
     }
 
     fn visit_lifetime(&mut self, lifetime: &'ast syn::Lifetime) {
-        self.0.push(lifetime.to_string());
+        let name = lifetime.to_string();
+        if !self.1.contains(&name) {
+            self.0.push(name);
+        }
+    }
+
+    fn visit_type_bare_fn(&mut self, function: &'ast syn::TypeBareFn) {
+        self.binding(function.lifetimes.as_ref(), |names| {
+            syn::visit::visit_type_bare_fn(names, function);
+        });
+    }
+
+    fn visit_trait_bound(&mut self, bound: &'ast syn::TraitBound) {
+        self.binding(bound.lifetimes.as_ref(), |names| {
+            syn::visit::visit_trait_bound(names, bound);
+        });
     }
 }
 

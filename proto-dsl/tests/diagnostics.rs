@@ -252,3 +252,25 @@ fn names_the_generated_code_keeps_are_refused_at_their_tokens() {
     // Names that only look alike are fine.
     assert!(proto_dsl::analyze("p { Buffers: send { M -> _A } _A: recv { Params -> ! } }").is_ok());
 }
+
+/// A lifetime a `for<..>` binds in a payload is the payload's own, not a parameter of the
+/// state, even when another state declares one of that name (review 7: it was reported as an
+/// undeclared "type parameter"). An undeclared lifetime is called a lifetime parameter.
+#[test]
+fn a_higher_ranked_lifetime_is_not_another_states_parameter() {
+    for source in [
+        "p { A: send<'a> { M(&'a u8) -> B } B: recv { N(for<'a> fn(&'a u8) -> &'a u8) -> ! } }",
+        "p { A: send<'a> { M(&'a u8) -> B } B: recv { N(Box<dyn for<'a> Fn(&'a u8) + Send>) -> ! } }",
+    ] {
+        if let Err(errors) = proto_dsl::analyze(source) {
+            panic!("{}", errors.render("p.pipes", source));
+        }
+    }
+    let undeclared = "p { A: send<'a> { M(&'a u8) -> B } B: recv { N(&'a u8) -> ! } }";
+    let errors = proto_dsl::analyze(undeclared).unwrap_err();
+    let rendered = errors.render("p.pipes", undeclared);
+    assert!(
+        rendered.contains("lifetime parameter `'a` is not declared on state `B`"),
+        "{rendered}"
+    );
+}
