@@ -366,6 +366,18 @@ impl<'a> Gen<'a> {
         quote!(#(#attrs)*)
     }
 
+    /// The user's `#[cfg]`s alone, for what is generated per message besides its variant and
+    /// its send method (hidden enums' variants, match arms): other attributes (`#[deprecated]`,
+    /// `#[doc = ..]`) are the user's items' own, and on a match arm rustc warns of them.
+    fn cfg_attrs(&self, meta: &crate::ast::Meta) -> TokenStream {
+        let attrs = meta
+            .attrs
+            .iter()
+            .filter(|attr| attr.syn.path().is_ident("cfg"))
+            .map(|attr| self.respan(attr.syn.to_token_stream(), &attr.span));
+        quote!(#(#attrs)*)
+    }
+
     /// The user's docs, or `fallback` when there are none.
     fn docs_or(&self, meta: &crate::ast::Meta, fallback: String) -> TokenStream {
         if meta.docs.is_empty() {
@@ -463,7 +475,7 @@ impl<'a> Gen<'a> {
         quote! {
             #docs
             #attrs
-            #[allow(non_camel_case_types, non_snake_case, clippy::all)]
+            #[allow(non_camel_case_types, non_snake_case, deprecated, clippy::all)]
             #vis mod #name {
                 // For what names things besides the user's types (`__super`): bounds,
                 // const parameters' types, attributes.
@@ -622,14 +634,22 @@ impl<'a> Gen<'a> {
             })
             .collect();
         // A type or lifetime parameter no variant uses would not compile (E0392): an
-        // uninhabited hidden variant uses them all, and matches may leave it out.
+        // uninhabited hidden variant uses them all, and matches may leave it out. A message
+        // under `#[cfg]` may be the only one to use one, so then it is always there.
+        let cfg = state.messages.iter().any(|message| {
+            message
+                .meta
+                .attrs
+                .iter()
+                .any(|attr| attr.syn.path().is_ident("cfg"))
+        });
         let unused = state.generics.syn.params.iter().any(|param| {
             let name = match param {
                 syn::GenericParam::Type(t) => t.ident.to_string(),
                 syn::GenericParam::Lifetime(l) => l.lifetime.ident.to_string(),
                 syn::GenericParam::Const(_) => return false,
             };
-            !used
+            cfg || !used
                 .split(|c: char| !(c.is_alphanumeric() || c == '_'))
                 .any(|word| word == name)
         });
@@ -648,7 +668,7 @@ impl<'a> Gen<'a> {
             let slot_name = self.slot_message_ident(state);
             let variants = state.messages.iter().map(|message| {
                 let variant = self.ident(&message.name);
-                let attrs = self.attrs(&message.meta);
+                let attrs = self.cfg_attrs(&message.meta);
                 let payload = self.payload_types(message);
                 if payload.is_empty() {
                     quote!(#attrs #variant)
@@ -1016,7 +1036,7 @@ impl<'a> Gen<'a> {
         let session = format_ident!("session");
         let arms = state.messages.iter().map(|message| {
             let variant = self.ident(&message.name);
-            let attrs = self.attrs(&message.meta);
+            let attrs = self.cfg_attrs(&message.meta);
             let vars = Self::payload_vars(message);
             let pattern = if vars.is_empty() {
                 quote!(#slot::#variant)

@@ -193,7 +193,7 @@ impl Gen<'_> {
         let arms = state.messages.iter().enumerate().map(|(m, message)| {
             let m = m as u32;
             let variant = self.ident(&message.name);
-            let attrs = self.attrs(&message.meta);
+            let attrs = self.cfg_attrs(&message.meta);
             let vars = Self::payload_vars(message);
             let fields = vars
                 .iter()
@@ -251,6 +251,7 @@ impl Gen<'_> {
         let arms = state.messages.iter().enumerate().map(|(m, message)| {
             let m = m as u32;
             let method = self.method_ident(message);
+            let attrs = self.cfg_attrs(&message.meta);
             let vars = Self::payload_vars(message);
             let takes = vars
                 .iter()
@@ -262,6 +263,7 @@ impl Gen<'_> {
                 _ => quote!(_),
             };
             quote! {
+                #attrs
                 #m => {
                     #(#takes)*
                     pump.done()?;
