@@ -297,18 +297,29 @@ impl Arm {
     fn expand(&self) -> TokenStream {
         let (message, body) = (&self.message, &self.body);
         let bindings = self.bindings.iter().flatten();
+        let rest = self.has_rest();
         let pattern = match (&self.bindings, &self.next) {
             (None, None) => quote_spanned!(message.span()=> #message { .. }),
+            // The user's own `..` stands for whatever payload is left.
+            (_, Some(next)) if rest => {
+                quote_spanned!(message.span()=> #message(#(#bindings,)* #next))
+            }
             (_, Some(next)) => quote_spanned!(message.span()=> #message(#(#bindings,)* .., #next)),
             (Some(_), None) => quote_spanned!(message.span()=> #message(#(#bindings),*)),
         };
         // The `..` is not the user's, but it carries their span: clippy would take it for
         // theirs (`Item(_, _)` would read as `Item(_, _, .., next)`).
-        let allow = self
-            .next
-            .is_some()
+        let allow = (self.next.is_some() && !rest)
             .then(|| quote!(#[allow(clippy::unneeded_wildcard_pattern)]));
         quote!(#allow #pattern => #body)
+    }
+
+    /// Whether the user's bindings hold a `..`: then they bind any number of payload values.
+    fn has_rest(&self) -> bool {
+        self.bindings
+            .iter()
+            .flatten()
+            .any(|pat| matches!(pat, Pat::Rest(_)))
     }
 
     /// A check, at the arm's message, that an arm of a message leading to a state binds as
@@ -319,7 +330,8 @@ impl Arm {
     /// check: their variants have no endpoint field. The check's names are mixed-site (they
     /// cannot meet the user's) and located at the arm's message, where its errors point.
     fn check(&self, rt: &TokenStream, received: &Ident) -> TokenStream {
-        if self.next.is_none() {
+        // A `..` binds any number: then rustc's own errors are all there is.
+        if self.next.is_none() || self.has_rest() {
             return quote!();
         }
         let message = &self.message;
