@@ -3,7 +3,7 @@
 //! limit and overflow the stack (the process aborts: no diagnostic). A review (review 7) found
 //! three literals that blinded it.
 //!
-//! Each case runs in a child process (this test binary re-run on one ignored test), so a stack
+//! Each case runs in a child process (this test binary run again for that one test), so a stack
 //! overflow is a failed assertion here, not an aborted test run.
 
 use std::process::Command;
@@ -23,44 +23,17 @@ fn deep(prefix: &str) -> String {
     )
 }
 
-/// A block comment with a lone `"`: the guard scans inside block comments, takes the `"` for
-/// the start of a string literal, and skips to the end of the file.
-#[test]
-#[ignore = "run by the test below, in a child process"]
-fn child_quote_in_block_comment() {
-    let source = deep("/* a 3.5\" floppy */\n");
-    let errors = proto_dsl::parse(&source).unwrap_err();
-    assert!(errors.0[0].message.contains("nested more than"), "{errors}");
-}
-
-/// A raw string (what rustc makes of every `///` comment a macro receives: `#[doc = r" C:\"]`)
-/// ending in a backslash: the guard reads `\"` as an escape and the string as running on.
-#[test]
-#[ignore = "run by the test below, in a child process"]
-fn child_raw_string_ending_in_backslash() {
-    let source = deep("#[doc = r\" C:\\\"]\n");
-    let errors = proto_dsl::parse(&source).unwrap_err();
-    assert!(errors.0[0].message.contains("nested more than"), "{errors}");
-}
-
-/// A doc comment with an odd number of `"`, as the macro prints it (`r#" a 3.5" floppy"#`).
-#[test]
-#[ignore = "run by the test below, in a child process"]
-fn child_raw_string_with_a_quote() {
-    let source = deep("#[doc = r#\" a 3.5\" floppy\"#]\n");
-    let errors = proto_dsl::parse(&source).unwrap_err();
-    assert!(errors.0[0].message.contains("nested more than"), "{errors}");
-}
-
-fn run_child(name: &str) {
+/// Runs `body` if this process is the child running `name`; otherwise runs this test binary
+/// again for that one test, as that child, and asserts that it ended well: a stack overflow
+/// aborts the process, which would otherwise take the whole test run with it.
+fn in_a_child(name: &str, body: impl FnOnce()) {
+    if std::env::var("NESTING_CHILD").as_deref() == Ok(name) {
+        body();
+        return;
+    }
     let output = Command::new(std::env::current_exe().unwrap())
-        .args([
-            "--exact",
-            name,
-            "--ignored",
-            "--nocapture",
-            "--test-threads=1",
-        ])
+        .args(["--exact", name, "--nocapture", "--test-threads=1"])
+        .env("NESTING_CHILD", name)
         .output()
         .unwrap();
     assert!(
@@ -71,19 +44,39 @@ fn run_child(name: &str) {
     );
 }
 
+/// Parses `source` and expects the guard's refusal.
+fn refused(source: &str) {
+    let errors = proto_dsl::parse(source).unwrap_err();
+    assert!(errors.0[0].message.contains("nested more than"), "{errors}");
+}
+
+/// A block comment with a lone `"`: the guard scanned inside block comments, took the `"` for
+/// the start of a string literal, and skipped to the end of the file.
 #[test]
 fn deep_nesting_after_a_quote_in_a_block_comment_is_refused_not_a_stack_overflow() {
-    run_child("child_quote_in_block_comment");
+    in_a_child(
+        "deep_nesting_after_a_quote_in_a_block_comment_is_refused_not_a_stack_overflow",
+        || refused(&deep("/* a 3.5\" floppy */\n")),
+    );
 }
 
+/// A raw string (what rustc makes of every `///` comment a macro receives: `#[doc = r" C:\"]`)
+/// ending in a backslash: the guard read `\"` as an escape and the string as running on.
 #[test]
 fn deep_nesting_after_a_raw_string_ending_in_a_backslash_is_refused_not_a_stack_overflow() {
-    run_child("child_raw_string_ending_in_backslash");
+    in_a_child(
+        "deep_nesting_after_a_raw_string_ending_in_a_backslash_is_refused_not_a_stack_overflow",
+        || refused(&deep("#[doc = r\" C:\\\"]\n")),
+    );
 }
 
+/// A doc comment with an odd number of `"`, as the macro prints it (`r#" a 3.5" floppy"#`).
 #[test]
 fn deep_nesting_after_a_doc_comment_with_a_quote_is_refused_not_a_stack_overflow() {
-    run_child("child_raw_string_with_a_quote");
+    in_a_child(
+        "deep_nesting_after_a_doc_comment_with_a_quote_is_refused_not_a_stack_overflow",
+        || refused(&deep("#[doc = r#\" a 3.5\" floppy\"#]\n")),
+    );
 }
 
 /// Literals and comments that look like they open something do not count, and a lifetime is
