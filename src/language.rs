@@ -220,7 +220,13 @@
 //! parameters it declares itself: a parameter of another state named in this state's payloads
 //! or arguments is an error that says to declare it here too. Bounds, and the types of const
 //! parameters, are named inside the generated module (it sees the invoking module's items,
-//! but its own `client`, `server` and state types come first), unlike payload types.
+//! but its own `client`, `server` and state types come first), unlike payload types. A const
+//! parameter's name has no lower-case letter (`N`, `LEN`, `_2`): generated methods bind
+//! lower-case locals, and a pattern of a const's name would match the const instead.
+//!
+//! A protocol may be written by a `macro_rules!` macro. Its fragments keep their meaning: an
+//! `$n:expr` given `1 + 1` stays one operand in `[u8; $n * 2]`, a `$t:ty` given
+//! `dyn Any + Send` stays one type in `&'static $t`, and `$crate::Type` names the macro's crate.
 //!
 //! The 2012 language wrote bounds as *kinds*; the two with a meaning today are accepted in
 //! lower case: `send` means `Send` and `copy` means `Copy`, so the seed's

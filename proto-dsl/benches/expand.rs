@@ -141,6 +141,7 @@ fn fixture(runs: usize) {
         runtime: quote::quote!(::pipes),
         source,
         span_at: &|_| proc_macro2::Span::call_site(),
+        printed: &|_| None,
     };
     let run = || {
         let t0 = Instant::now();
@@ -248,6 +249,7 @@ fn expand_once(source: &str, format: bool) -> Sample {
             runtime: quote::quote!(::pipes),
             source,
             span_at: &|_| proc_macro2::Span::call_site(),
+            printed: &|_| None,
         },
         false,
     );

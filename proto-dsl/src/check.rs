@@ -6,6 +6,7 @@
 
 use std::collections::{HashMap, HashSet};
 
+use syn::ext::IdentExt;
 use syn::visit::Visit;
 
 use crate::ast::{File, Name, Next, Protocol, Span, State};
@@ -490,10 +491,35 @@ impl ProtocolChecker<'_> {
                     ),
                 );
             }
+            self.const_parameter_case(param);
         }
         self.messages(state);
         self.undeclared_parameters(state);
         self.unnameable_types(state);
+    }
+
+    /// A const parameter is a value in scope of every generated method, where a pattern of
+    /// the same name would match it instead of binding the method's own local (`p0`, `f`,
+    /// `next`, ...), and no span hygiene keeps the two apart. Generated locals always have a
+    /// lower-case letter, so a name without one, as Rust's style asks of constants, is safe.
+    fn const_parameter_case(&mut self, param: &crate::ast::GenericParam) {
+        let syn::GenericParam::Const(constant) = &param.syn else {
+            return;
+        };
+        let name = constant.ident.unraw().to_string();
+        if name.chars().any(char::is_lowercase) {
+            self.errors.push(
+                Diagnostic::error(
+                    format!("the const parameter `{name}` has a lower-case name"),
+                    param.span.clone(),
+                    "generated code would take its own locals for this constant",
+                )
+                .with_help(format!(
+                    "name it `{}`, in upper case as Rust's style asks of constants",
+                    name.to_uppercase()
+                )),
+            );
+        }
     }
 
     fn messages(&mut self, state: &State) {

@@ -47,6 +47,26 @@ pub struct Options<'a> {
     /// The span of the user's token at a byte offset of `source`, so errors rustc finds in
     /// generated code point at the protocol as written. `Span::call_site()` outside a macro.
     pub span_at: &'a dyn Fn(usize) -> Span,
+    /// What the text at a byte offset of `source` was printed for, when that is not the token
+    /// it spells: a macro's input can hold tokens that have no text of their own. `None`
+    /// everywhere outside a macro.
+    pub printed: &'a dyn Fn(usize) -> Option<Printed>,
+}
+
+/// A token of a macro's input that the source spells as something else (see
+/// [`Options::printed`]); generated code gets the input's token back.
+#[derive(Clone, Debug)]
+pub enum Printed {
+    /// `(` here opens an invisible group: a `macro_rules!` fragment (`$n:expr` given
+    /// `1 + 1`, `$t:ty` given `dyn Any + Sync`) that must stay one operand, as rustc keeps
+    /// it. The source writes the group in parentheses, so the protocol compiler parses it
+    /// with that meaning. Generated code keeps them (rustc reads a proc macro's invisible
+    /// groups as if they were not there), spanned as the macro's own tokens so that
+    /// `unused_parens` says nothing of parentheses the user did not write.
+    InvisibleGroup,
+    /// The identifier here stands for this token, which has no spelling a parser accepts
+    /// (`$crate`, written `crate`).
+    Token(TokenTree),
 }
 
 /// Generates the modules of every protocol in `analysis`. With the `diagram` feature, each
@@ -1229,12 +1249,20 @@ impl Gen<'_> {
                     }
                     // A group has one span here (joining the two delimiters' spans needs a
                     // nightly compiler): its opening delimiter's.
+                    let mut span = span_of(open);
+                    if let Some(Printed::InvisibleGroup) = open.and_then(self.options.printed) {
+                        span = Span::call_site().located_at(span);
+                    }
                     let mut new = Group::new(group.delimiter(), stream);
-                    new.set_span(span_of(open));
+                    new.set_span(span);
                     TokenTree::Group(new)
                 }
                 TokenTree::Ident(mut ident) => {
-                    ident.set_span(span_of(text.take(&ident.to_string(), true)));
+                    let at = text.take(&ident.to_string(), true);
+                    if let Some(Printed::Token(token)) = at.and_then(self.options.printed) {
+                        return token;
+                    }
+                    ident.set_span(span_of(at));
                     TokenTree::Ident(ident)
                 }
                 TokenTree::Punct(mut punct) => {

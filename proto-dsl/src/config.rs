@@ -88,6 +88,7 @@ impl Config {
                 runtime,
                 source,
                 span_at: &|_| Span::call_site(),
+                printed: &|_| None,
             },
             self.diagrams,
         );

@@ -77,6 +77,7 @@ fn every_token_of_a_fragment_is_placed_at_its_own_offset() {
             runtime: quote::quote!(::pipes),
             source,
             span_at: &span_at,
+            printed: &|_| None,
         },
     );
     let asked = asked.into_inner();
@@ -173,6 +174,7 @@ fn wire_items_of(source: &str) -> String {
             runtime: quote::quote!(::pipes),
             source,
             span_at: &|_| Span::call_site(),
+            printed: &|_| None,
         },
         false,
     );

@@ -26,6 +26,7 @@ fn expansion_with_a_diagram_in_the_module_docs() {
         runtime: quote::quote!(::pipes),
         source: &source,
         span_at: &|_| Span::call_site(),
+        printed: &|_| None,
     };
     assert_eq!(
         proto_dsl::codegen::generate(&analysis, &options).to_string(),

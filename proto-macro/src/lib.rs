@@ -57,6 +57,7 @@ pub fn proto_impl(input: TokenStream) -> TokenStream {
 fn expand(runtime: TokenStream2, body: TokenStream2) -> TokenStream2 {
     let source = Source::print(body);
     let span_at = |offset: usize| source.span_at(offset);
+    let printed = |offset: usize| source.printed(offset);
     match proto_dsl::analyze(&source.text) {
         Ok(analysis) => proto_dsl::codegen::generate(
             &analysis,
@@ -64,6 +65,7 @@ fn expand(runtime: TokenStream2, body: TokenStream2) -> TokenStream2 {
                 runtime,
                 source: &source.text,
                 span_at: &span_at,
+                printed: &printed,
             },
         ),
         Err(diagnostics) => {

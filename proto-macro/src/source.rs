@@ -3,9 +3,15 @@
 //!
 //! Printing the tokens (rather than reading the original text) works the same whether the
 //! input was typed by a user or made by another macro, and keeps every range exact.
+//!
+//! Two kinds of token have no text that means what they mean, and are printed as text that
+//! parses the same way, with a note of what they stand for ([`Printed`]), so that generated
+//! code gets the input's own tokens back: an invisible group around a `macro_rules!` fragment
+//! that needs one to stay one operand (printed in parentheses), and `$crate` (printed `crate`).
 
-use proc_macro2::{Ident, Spacing, Span, TokenStream, TokenTree};
+use proc_macro2::{Delimiter, Ident, Spacing, Span, TokenStream, TokenTree};
 use proto_dsl::Diagnostic;
+use proto_dsl::codegen::Printed;
 
 use crate::delimiters;
 
@@ -15,6 +21,8 @@ pub(crate) struct Source {
     pub(crate) text: String,
     /// `(start, end, span)` of every printed token and delimiter, in text order.
     tokens: Vec<(usize, usize, Span)>,
+    /// Where the text stands for something else, in text order.
+    printed: Vec<(usize, Printed)>,
 }
 
 impl Source {
@@ -22,9 +30,19 @@ impl Source {
         let mut source = Source {
             text: String::new(),
             tokens: Vec::new(),
+            printed: Vec::new(),
         };
-        source.print_stream(stream);
+        source.print_stream(stream, false);
         source
+    }
+
+    /// What the text at `offset` stands for, if not for what it spells.
+    pub(crate) fn printed(&self, offset: usize) -> Option<Printed> {
+        let index = self
+            .printed
+            .binary_search_by_key(&offset, |&(at, _)| at)
+            .ok()?;
+        Some(self.printed[index].1.clone())
     }
 
     fn push(&mut self, text: &str, span: Span) {
@@ -33,8 +51,12 @@ impl Source {
         self.tokens.push((start, self.text.len(), span));
     }
 
-    fn print_stream(&mut self, stream: TokenStream) {
+    /// Prints `stream`; `in_attribute` when it is an attribute's contents, where a fragment
+    /// is a meta item, which parentheses would change.
+    fn print_stream(&mut self, stream: TokenStream, in_attribute: bool) {
         let mut tokens = stream.into_iter().peekable();
+        // Whether the last token was the `#` (or `#!`) of an attribute.
+        let mut after_hash = false;
         while let Some(token) = tokens.next() {
             // `//! text` reaches a macro as the tokens `#![doc = " text"]`. In the protocol
             // language (and so in a `*.pipes` file) `//!` is a plain comment: it is left out
@@ -47,17 +69,35 @@ impl Source {
                     continue;
                 }
             }
+            let hash = matches!(&token, TokenTree::Punct(p) if p.as_char() == '#'
+                || p.as_char() == '!' && after_hash);
             match token {
                 TokenTree::Group(group) => match delimiters(group.delimiter()) {
                     Some((open, close)) => {
+                        let attribute = after_hash && group.delimiter() == Delimiter::Bracket;
                         self.push(open.encode_utf8(&mut [0; 4]), group.span_open());
                         self.text.push(' ');
-                        self.print_stream(group.stream());
+                        self.print_stream(group.stream(), in_attribute || attribute);
                         self.push(close.encode_utf8(&mut [0; 4]), group.span_close());
                         self.text.push(' ');
                     }
-                    None => self.print_stream(group.stream()),
+                    None if !in_attribute && needs_grouping(&group.stream()) => {
+                        self.printed
+                            .push((self.text.len(), Printed::InvisibleGroup));
+                        self.push("(", group.span_open());
+                        self.text.push(' ');
+                        self.print_stream(group.stream(), false);
+                        self.push(")", group.span_close());
+                        self.text.push(' ');
+                    }
+                    None => self.print_stream(group.stream(), in_attribute),
                 },
+                TokenTree::Ident(ident) if ident == "$crate" => {
+                    let token = TokenTree::Ident(ident.clone());
+                    self.printed.push((self.text.len(), Printed::Token(token)));
+                    self.push("crate", ident.span());
+                    self.text.push(' ');
+                }
                 TokenTree::Punct(punct) => {
                     self.push(punct.as_char().encode_utf8(&mut [0; 4]), punct.span());
                     // `->`, `::` and `'a` stay glued, as they were written.
@@ -74,6 +114,7 @@ impl Source {
                     self.text.push(' ');
                 }
             }
+            after_hash = hash;
         }
     }
 
@@ -113,6 +154,34 @@ impl Source {
         args.set_span(end);
         quote::quote_spanned!(start=> ::core::#compile_error! #args;)
     }
+}
+
+/// Whether an invisible group's contents would mean something else without it: an operator
+/// expression (`1 + 1` before `* 2`), or a trait object or `impl` type of several bounds
+/// (`dyn Any + Sync` after `&'static`). Anything else (one token, a path, a visibility, a
+/// call) is printed as it is, since parentheses would not parse everywhere it may stand.
+fn needs_grouping(stream: &TokenStream) -> bool {
+    if stream.clone().into_iter().nth(1).is_none() {
+        return false;
+    }
+    if let Ok(ty) = syn::parse2::<syn::Type>(stream.clone()) {
+        return match ty {
+            syn::Type::TraitObject(ty) => ty.bounds.len() > 1,
+            syn::Type::ImplTrait(ty) => ty.bounds.len() > 1,
+            _ => false,
+        };
+    }
+    matches!(
+        syn::parse2::<syn::Expr>(stream.clone()),
+        Ok(syn::Expr::Binary(_)
+            | syn::Expr::Unary(_)
+            | syn::Expr::Cast(_)
+            | syn::Expr::Range(_)
+            | syn::Expr::RawAddr(_)
+            | syn::Expr::Assign(_)
+            | syn::Expr::Closure(_)
+            | syn::Expr::Let(_))
+    )
 }
 
 /// Whether `token` and `next` are the `#!` of an inner attribute.

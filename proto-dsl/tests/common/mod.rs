@@ -71,6 +71,7 @@ pub fn expand(source: &str, diagrams: bool) -> String {
             runtime: quote::quote!(::pipes),
             source,
             span_at: &|_| proc_macro2::Span::call_site(),
+            printed: &|_| None,
         },
         diagrams,
     );

@@ -30,3 +30,17 @@ pub mod payloads {
 }
 
 include!(concat!(env!("OUT_DIR"), "/fixtures.rs"));
+
+/// Declares a protocol whose payload is this crate's own type, named through `$crate`, as a
+/// library's macros name theirs: the invoking crate needs no path to it (see
+/// `tests/crate_paths.rs`).
+#[macro_export]
+macro_rules! buffer_protocol {
+    ($vis:vis $name:ident) => {
+        pipes::proto! {
+            $vis $name {
+                Full: send { Fill($crate::payloads::Buffer) -> Full, Done -> ! }
+            }
+        }
+    };
+}

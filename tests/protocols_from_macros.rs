@@ -1,0 +1,92 @@
+//! Protocols written by a user's `macro_rules!` mean what the macro's fragments mean: an
+//! expression or type fragment stays one operand however it is spelt (rustc hands it over in
+//! an invisible group), `$crate` names the macro's crate, and a visibility or name fragment
+//! works where the protocol expects one.
+#![deny(warnings)]
+#![allow(missing_docs)]
+
+use std::any::Any;
+
+/// A payload type a library names through `$crate`.
+#[derive(Debug, PartialEq)]
+pub struct Token(pub u32);
+
+/// Builds a protocol from fragments of every kind a protocol's author would pass.
+macro_rules! build {
+    ($vis:vis $name:ident, $n:expr, $t:ty, $big:ty, $never:meta) => {
+        pipes::proto! {
+            $vis $name {
+                Start: send {
+                    Bytes([u8; $n * 2]) -> Start,
+                    Dynamic(&'static $t) -> Start,
+                    Big($big) -> Start,
+                    Length([u8; $n]) -> Start,
+                    Boxed(Box<$t>) -> Start,
+                    Library($crate::Token) -> !,
+                    #[cfg(not($never))]
+                    Kept -> !,
+                }
+            }
+        }
+    };
+}
+
+pub mod built {
+    use super::*;
+    build!(pub made, 1 + 1, dyn Any + Send + Sync, Vec<u8>, target_os = "none");
+    // A visibility of more than one token, and other fragments again; only two of its
+    // messages are sent.
+    #[allow(dead_code)]
+    mod crate_visible {
+        use super::*;
+        build!(pub(crate) again, 3, dyn Any + Send, Vec<u8>, any());
+    }
+    pub(crate) use crate_visible::again;
+}
+
+#[test]
+fn an_expression_fragment_stays_one_operand() {
+    let (server, client) = built::made::init();
+    let client = client.bytes([7; 4]).unwrap();
+    let built::made::Start::Bytes(bytes, _) = server.recv().unwrap() else {
+        panic!("the bytes first")
+    };
+    // `[u8; $n * 2]` with `$n = 1 + 1` is four bytes, not `1 + 1 * 2` = three.
+    assert_eq!(bytes.len(), 4);
+    drop(client);
+}
+
+#[test]
+fn type_fragments_and_crate_paths_keep_their_meaning() {
+    static VALUE: u8 = 5;
+    let (server, client) = built::made::init();
+    client
+        .dynamic(&VALUE)
+        .unwrap()
+        .big(vec![1, 2])
+        .unwrap()
+        .library(Token(9))
+        .unwrap();
+    let built::made::Start::Dynamic(any, server) = server.recv().unwrap() else {
+        panic!("the trait object first")
+    };
+    assert_eq!(any.downcast_ref::<u8>(), Some(&5));
+    let built::made::Start::Big(big, server) = server.recv().unwrap() else {
+        panic!("the vector next")
+    };
+    assert_eq!(big, [1, 2]);
+    let built::made::Start::Library(token) = server.recv().unwrap() else {
+        panic!("the token last")
+    };
+    assert_eq!(token, Token(9));
+}
+
+#[test]
+fn a_meta_fragment_in_an_attribute_is_read_as_written() {
+    let (server, client) = built::made::init();
+    client.kept().unwrap();
+    assert!(matches!(server.recv().unwrap(), built::made::Start::Kept));
+    let (server, client) = built::again::init();
+    client.bytes([0; 6]).unwrap().kept().unwrap();
+    drop(server);
+}
