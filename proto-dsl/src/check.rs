@@ -491,7 +491,7 @@ impl ProtocolChecker<'_> {
                     ),
                 );
             }
-            self.const_parameter_case(param);
+            self.parameter_rules(param);
         }
         self.messages(state);
         self.undeclared_parameters(state);
@@ -502,7 +502,27 @@ impl ProtocolChecker<'_> {
     /// the same name would match it instead of binding the method's own local (`p0`, `f`,
     /// `next`, ...), and no span hygiene keeps the two apart. Generated locals always have a
     /// lower-case letter, so a name without one, as Rust's style asks of constants, is safe.
-    fn const_parameter_case(&mut self, param: &crate::ast::GenericParam) {
+    ///
+    /// A default (`T = u8`) is refused too: every transition passes all of a state's
+    /// arguments, and rustc refuses defaults on the generated impls.
+    fn parameter_rules(&mut self, param: &crate::ast::GenericParam) {
+        let has_default = match &param.syn {
+            syn::GenericParam::Type(ty) => ty.default.is_some(),
+            syn::GenericParam::Const(constant) => constant.default.is_some(),
+            syn::GenericParam::Lifetime(_) => false,
+        };
+        if has_default {
+            self.errors.push(
+                Diagnostic::error(
+                    format!("the parameter `{}` has a default", param.name),
+                    param.span.clone(),
+                    "a state's parameter takes no default",
+                )
+                .with_help(
+                    "remove the default: every transition to the state passes all of its arguments",
+                ),
+            );
+        }
         let syn::GenericParam::Const(constant) = &param.syn else {
             return;
         };
