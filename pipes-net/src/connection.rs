@@ -37,12 +37,19 @@ const HELLO_MAX: usize = 64;
 /// Bytes of answers to the peer's frames (its `Open`s) that may wait unwritten before the
 /// reader stops reading the peer: a peer that writes and never reads would otherwise make the
 /// node queue answers without bound. Only answers count, not what the node's own sessions
-/// send, so two nodes both sending more than they read cannot stop each other's readers; but
-/// two nodes that each open so many sessions at once that both ends' answers pass the limit
-/// can, each writer then waiting for the other's reader. The writer's stall timeout (see
-/// [`stalled`]) ends such a connection, and one with a peer that froze, with
-/// [`SessionError::HeartbeatTimeout`] instead of a hang.
+/// send, so two nodes both sending more than they read cannot stop each other's readers.
+///
+/// Nor can two nodes that each open many sessions at once: an end keeps the answers its
+/// unanswered `Open`s can cost the peer within [`OPENS_ROOM`], half this limit, so a peer that
+/// reads is never stopped by them. (Without that, 1,500 `Open`s each way of a protocol with a
+/// long name stopped both readers, each writer then waiting for the other's reader.) A peer
+/// that froze, or one that does not keep to this, meets the writer's stall timeout (see
+/// [`stalled`]): [`SessionError::HeartbeatTimeout`] instead of a hang.
 const ANSWERS_LIMIT: usize = 1 << 20;
+
+/// Bytes of the peer's answers that this end's unanswered `Open`s may cost it (see
+/// [`ANSWERS_LIMIT`]): an open waits for room before it sends its `Open`.
+const OPENS_ROOM: usize = ANSWERS_LIMIT / 2;
 
 /// Which end of a connection this node is: the one that dialed it, or the one that accepted.
 /// It decides which session ids each end picks.
@@ -81,6 +88,8 @@ pub(crate) struct Conn {
     /// How many sessions the peer opened that no acceptor has taken yet (see
     /// [`Config::backlog`]).
     unaccepted: Arc<AtomicUsize>,
+    /// Room, in bytes, for the peer's answers to this end's `Open`s (see [`OPENS_ROOM`]).
+    opens: Semaphore,
     pub(crate) handle: tokio::runtime::Handle,
 }
 
@@ -416,6 +425,20 @@ impl Conn {
             ))));
         }
         let window = protocol.window(&self.config);
+        let open = Kind::Open {
+            role,
+            window,
+            name: protocol.name.to_owned(),
+            fingerprint: Bytes::from_static(protocol.fingerprint),
+        };
+        let deadline = Instant::now().later(self.config.open_timeout);
+        // Room for the answer in the peer's backlog, held until the answer is here.
+        let room = answer_room(&open);
+        let room = match tokio::time::timeout_at(deadline, self.opens.acquire_many(room)).await {
+            Ok(Ok(permit)) => permit,
+            Ok(Err(_)) => return Err(closed_by_node().into()),
+            Err(_) => return Err(ConnectError::Timeout),
+        };
         let slot = Arc::new(Slot::new(window, &self.config));
         let (events, inbox) = mpsc::unbounded_channel();
         let (answer, answered) = oneshot::channel();
@@ -440,12 +463,6 @@ impl Conn {
                     chunked: None,
                 },
             );
-            let open = Kind::Open {
-                role,
-                window,
-                name: protocol.name.to_owned(),
-                fingerprint: Bytes::from_static(protocol.fingerprint),
-            };
             if let Err(error) = self.send_frame(id, open) {
                 // Not opened after all: nothing may stay behind for it.
                 sessions.remove(&id);
@@ -453,7 +470,10 @@ impl Conn {
             }
             id
         };
-        match tokio::time::timeout(self.config.open_timeout, answered).await {
+        let answered = tokio::time::timeout_at(deadline, answered).await;
+        // The answer is here (and gone from the peer's backlog), or will not be waited for.
+        drop(room);
+        match answered {
             Ok(Ok(Ok(()))) => Ok(RawSession::new(id, self, slot, inbox, protocol.name)),
             Ok(Ok(Err(error))) => Err(error),
             Ok(Err(_)) => Err(self.failure().unwrap_or_else(closed_by_node).into()),
@@ -982,6 +1002,7 @@ where
         closing: AtomicBool::new(false),
         peer_max: AtomicU64::new(0),
         unaccepted: Arc::default(),
+        opens: Semaphore::new(OPENS_ROOM),
         next_id: AtomicU64::new(match origin {
             Origin::Dialed => 1,
             Origin::Accepted => 2,
@@ -991,6 +1012,24 @@ where
     handle.spawn(read_loop(Guard::new(&conn), frames, origin));
     handle.spawn(write_loop(Guard::new(&conn), queue, write, stall));
     Ok(conn)
+}
+
+/// The most room the peer's answer to `open` can take in its answers backlog (see
+/// [`OPENS_ROOM`]): the peer's own `Open`, which has the same name and, if it is
+/// compatible, the same fingerprint, or an `Abort`, whose reason is cut to [`frame::MAX_NAME`]
+/// bytes. Both are counted as if the session id took the most bytes a varint does.
+fn answer_room(open: &Kind) -> u32 {
+    let len = |kind: Kind| {
+        let mut out = BytesMut::new();
+        let _ = Frame::new(CONNECTION, kind).encode(usize::MAX, &mut out);
+        out.len() + 9
+    };
+    let abort = Kind::Abort {
+        code: AbortCode::Incompatible,
+        reason: "-".repeat(frame::MAX_NAME),
+    };
+    // At most some 2 KiB each way (names are checked against `MAX_NAME` before this).
+    len(open.clone()).max(len(abort)) as u32
 }
 
 /// A connection's reader or writer task's hold on it, which fails it if the task is dropped

@@ -472,6 +472,60 @@ async fn credit_holds_a_fast_sender_to_the_window() {
 }
 
 #[tokio::test]
+async fn two_nodes_that_open_many_sessions_with_each_other_at_once_get_them_all() {
+    // Each answer to an Open of this protocol is some 2 KB, so 1,500 Opens each way pass the
+    // 1 MiB of answers at which a reader stops reading its peer. Both readers stopped, each
+    // writer waited for the other's reader: the connection died of a heartbeat timeout.
+    const NAME: &str = concat!(
+        "a-protocol-whose-name-is-long-enough-that-its-open-and-answer-take-some-room-",
+        "a-protocol-whose-name-is-long-enough-that-its-open-and-answer-take-some-room-",
+        "a-protocol-whose-name-is-long-enough-that-its-open-and-answer-take-some-room-",
+        "a-protocol-whose-name-is-long-enough-that-its-open-and-answer-take-some-room-",
+        "a-protocol-whose-name-is-long-enough-that-its-open-and-answer-take-some-room-",
+        "a-protocol-whose-name-is-long-enough-that-its-open-and-answer-take-some-room-",
+        "a-protocol-whose-name-is-long-enough-that-its-open-and-answer-take-some-room-",
+        "a-protocol-whose-name-is-long-enough-that-its-open-and-answer-take-some-room-",
+        "a-protocol-whose-name-is-long-enough-that-its-open-and-answer-take-some-room-",
+        "a-protocol-whose-name-is-long-enough-that-its-open-and-answer-take-some-room-",
+        "a-protocol-whose-name-is-long-enough-that-its-open-and-answer-take-some-room-",
+        "a-protocol-whose-name-is-long-enough-that-its-open-and-answer-take-some-room-",
+    );
+    const LONG: Protocol = Protocol::bounded(NAME, NAME.as_bytes());
+    const SESSIONS: usize = 1500;
+    within(30, async {
+        let (a, a_conn, b, b_conn) = pair(Config {
+            backlog: 2 * SESSIONS,
+            ..quick()
+        })
+        .await;
+        let mut opens = tokio::task::JoinSet::new();
+        for (node, conn) in [(&a, &a_conn), (&b, &b_conn)] {
+            let mut acceptor = node.serve(LONG, Role::Server);
+            opens.spawn(async move {
+                let mut served = Vec::new();
+                for _ in 0..SESSIONS {
+                    served.push(acceptor.accept_async().await.unwrap());
+                }
+                served.len()
+            });
+            for _ in 0..SESSIONS {
+                let conn = conn.clone();
+                opens.spawn(async move {
+                    conn.open_async(LONG, Role::Client).await.unwrap();
+                    1
+                });
+            }
+        }
+        let mut done = 0;
+        while let Some(count) = opens.join_next().await {
+            done += count.unwrap();
+        }
+        assert_eq!(done, 4 * SESSIONS);
+    })
+    .await;
+}
+
+#[tokio::test]
 async fn many_sessions_share_one_connection() {
     within(30, async {
         let (client, conn, server, _) = pair(quick()).await;
