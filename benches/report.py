@@ -28,6 +28,7 @@ BASELINES = {
     "farm": "crossbeam-channel",
     "pipeline": "crossbeam-channel",
     "producer_consumer": "crossbeam-channel bounded(100)",
+    "sessions": "crossbeam-channel bounded(1) pair",
 }
 
 
@@ -255,22 +256,35 @@ def bars(path, title, y_label, groups, labels):
 # Sections of latest.md
 
 
-def pingpong_section(records, out):
-    rows = [r for r in records if r["bench"] == "pingpong"]
+def ns_section(records, out, bench, text, count, unit):
+    """A table of ns per `unit` against the bench's baseline, with each row's `count`."""
+    rows = [r for r in records if r["bench"] == bench]
     if not rows:
         return
-    base = next((r["wall_ns"] for r in rows if r["impl"] == BASELINES["pingpong"]), None)
-    out.append("## pingpong\n")
-    out.append("Two threads (goroutines for Go) bounce a counter; ns per round trip (two "
-               "hand-offs), median of the program's repeats; a measurement stops after 2 s, so "
-               "slow implementations do fewer round trips. 'speed' is crossbeam-channel "
-               "unbounded's wall time over the row's.\n")
+    base = next((r["wall_ns"] for r in rows if r["impl"] == BASELINES[bench]), None)
+    out.append(f"## {bench}\n")
+    out.append(text + f" 'speed' is {BASELINES[bench]}'s wall time over the row's.\n")
     out.append(table(
-        ["implementation", "round trips", "wall ns/rt", "cpu ns/rt", "speed"],
-        [[r["impl"], f"{r['round_trips']:,}", fmt(r["wall_ns"]), fmt(r["cpu_ns"]),
+        ["implementation", count.replace("_", " "), f"wall ns/{unit}", f"cpu ns/{unit}",
+         "speed"],
+        [[r["impl"], f"{r[count]:,}", fmt(r["wall_ns"]), fmt(r["cpu_ns"]),
           speed(base, r["wall_ns"])] for r in ordered(rows, lambda r: r["wall_ns"])],
     ))
     out.append("")
+
+
+def pingpong_section(records, out):
+    ns_section(records, out, "pingpong",
+               "Two threads (goroutines for Go) bounce a counter; ns per round trip (two "
+               "hand-offs), median of the program's repeats; a measurement stops after 2 s, so "
+               "slow implementations do fewer round trips.", "round_trips", "rt")
+
+
+def sessions_section(records, out):
+    ns_section(records, out, "sessions",
+               "One thread makes sessions of a request and its reply and ends each (the peers "
+               "use two channels a session); ns per session, median of the program's "
+               "repeats.", "sessions", "session")
 
 
 def msgsend_section(records, out, results_dir):
@@ -537,8 +551,8 @@ def main():
     records = parse(results_dir / "raw")
     # Only charted implementations take a colour, so the palette does not wrap within a chart.
     for record in records:
-        if record["bench"] in ("pingpong", "producer_consumer", "remote_pingpong",
-                               "remote_msgsend") or \
+        if record["bench"] in ("pingpong", "sessions", "producer_consumer",
+                               "remote_pingpong", "remote_msgsend") or \
                 record.get("table") == "shared-chan" or record.get("workers") == 0:
             continue
         COLORS.setdefault(record["impl"], PALETTE[len(COLORS) % len(PALETTE)])
@@ -574,6 +588,7 @@ def main():
                "\n```\n")
 
     pingpong_section(records, out)
+    sessions_section(records, out)
     msgsend_section(records, out, results_dir)
     ring_section(records, out, results_dir)
     port_set_section(records, out, results_dir)

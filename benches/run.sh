@@ -44,6 +44,7 @@ started=$(date +%s)
 if ((quick)); then
     repeats=1
     pingpong_trips=100000
+    sessions=100000
     port_set_messages=100000
     msgsend_sweep_size=100000
     msgsend_workers="1 2 4 8 100 1000"
@@ -60,6 +61,7 @@ if ((quick)); then
 else
     repeats=5
     pingpong_trips=1000000
+    sessions=1000000
     port_set_messages=1000000
     msgsend_sweep_size=1000000
     # Not 2012's 10000 workers: crossbeam's Select, rebuilt over every open channel for each
@@ -138,6 +140,9 @@ go_run() {
 
 run pingpong cargo bench -q --bench pingpong -- "$pingpong_trips" "$repeats"
 if ((have_go)); then go_run go-pingpong pingpong "$pingpong_trips" "$repeats"; fi
+
+# What a session costs to make and end (one thread; no Go peer).
+run sessions cargo bench -q --bench sessions -- "$sessions" "$repeats"
 
 # msgsend: the issue's default and 2012 configurations, then a sweep of workers at one size
 # for the chart (8 workers at 1000000 is both, so it is not run twice).
