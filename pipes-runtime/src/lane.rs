@@ -6,11 +6,12 @@
 //! swap also tells the sender whether a receiver waits: the receiving side leaves its waiter in
 //! the word (over the word of the index it has reached, see `wait.rs`), and a swap that takes a
 //! waiter out wakes it. Segments the receiver is done with go back to the sender as its spare,
-//! so a stream whose receiver keeps up allocates nothing. A lane starts with a 2 KiB segment;
-//! when the sender finds no spare (the receiver is a segment or more behind), it allocates one
-//! twice the size of the last, up to 32 KiB, so a backlog costs a `malloc` per 4096 `u64`s, not
-//! per 256. A lane that once held such a backlog keeps its two segments (up to 64 KiB) until it
-//! is dropped, as a `VecDeque` keeps its capacity.
+//! so a stream whose receiver keeps up allocates nothing. A lane starts with a 256-byte segment
+//! in its own allocation (one `malloc` a lane); when the sender finds no spare (the receiver is
+//! a segment or more behind), it allocates one twice the size of the last, up to 32 KiB, so a
+//! backlog costs a `malloc` per 4096 `u64`s, not per 32. A lane that once held such a backlog
+//! keeps its two segments (up to 64 KiB) until it is dropped, as a `VecDeque` keeps its
+//! capacity.
 //!
 //! # Words
 //!
@@ -49,9 +50,11 @@ use crate::sync::{Arc, AtomicPtr, AtomicUsize, Ordering, UnsafeCell};
 use crate::take::Take;
 use crate::wait::{StateWord, is_waiter, wake};
 
-/// Bytes of slots in a lane's first segment: a lane that holds a few messages costs about 2 KiB
-/// (10,000 idle ports of a set, 20 MB).
-const FIRST_SEGMENT_BYTES: usize = 2048;
+/// Bytes of slots in a lane's first segment, which lies in the lane's own allocation: a lane
+/// that holds a few messages costs about 800 bytes (10,000 idle ports of a set, 8 MB), and a
+/// session's lanes are cheap to make and free (`benches/sessions.rs`). A backlog grows past it
+/// in a few doublings.
+const FIRST_SEGMENT_BYTES: usize = 256;
 
 /// Bytes of slots a segment grows to. A backlog is where segments are made and freed: each new
 /// one is a `malloc` on the sending thread and a `free` on the receiving one, and at 2 KiB apiece
@@ -144,14 +147,24 @@ impl<T> Segment<T> {
 
     /// A fresh segment of `slots` slots with no next.
     fn alloc(slots: usize) -> NonNull<Segment<T>> {
-        let (layout, offset) = Self::layout(slots);
+        let (layout, _) = Self::layout(slots);
         // SAFETY: the layout has the header's nonzero size.
         let Some(segment) = NonNull::new(unsafe { alloc(layout) }) else {
             handle_alloc_error(layout)
         };
-        let segment = segment.cast::<Segment<T>>();
-        // SAFETY: the allocation is ours and fits the header; the slots are `MaybeUninit`
-        // behind `UnsafeCell`, valid uninitialized.
+        // SAFETY: the allocation is ours and has the segment's layout.
+        unsafe { Self::init(segment.cast(), slots) }
+    }
+
+    /// Makes a segment of `slots` slots with no next at `segment`.
+    ///
+    /// # Safety
+    /// `segment` is ours to write, aligned and large enough for `Self::layout(slots)`.
+    unsafe fn init(segment: NonNull<Segment<T>>, slots: usize) -> NonNull<Segment<T>> {
+        #[cfg(loom)]
+        let (_, offset) = Self::layout(slots);
+        // SAFETY: the caller's memory fits the header; the slots are `MaybeUninit` behind
+        // `UnsafeCell`, valid uninitialized.
         unsafe {
             segment.write(Segment {
                 next: AtomicPtr::new(ptr::null_mut()),
@@ -172,8 +185,6 @@ impl<T> Segment<T> {
                     .write(UnsafeCell::new(MaybeUninit::uninit()))
             };
         }
-        #[cfg(not(loom))]
-        let _ = offset;
         segment
     }
 
@@ -201,22 +212,39 @@ impl<T> Segment<T> {
     unsafe fn free(segment: NonNull<Segment<T>>) {
         // SAFETY: the caller's segment is alive until the `dealloc` below.
         let slots = unsafe { segment.as_ref() }.slots;
-        let (layout, _offset) = Self::layout(slots);
-        #[cfg(loom)]
-        for index in 0..slots {
-            // SAFETY: each slot was written in `alloc` and holds no message.
-            unsafe {
-                segment
-                    .cast::<u8>()
-                    .add(_offset)
-                    .cast::<UnsafeCell<MaybeUninit<T>>>()
-                    .add(index)
-                    .drop_in_place()
-            };
-        }
-        // SAFETY: as the caller guarantees; `MaybeUninit` slots drop nothing, and the header's
-        // atomic needs no drop.
+        let (layout, _) = Self::layout(slots);
+        // SAFETY: as the caller guarantees.
+        unsafe { Self::deinit(segment) };
+        // SAFETY: as the caller guarantees; the slots and header need no more drop.
         unsafe { dealloc(segment.as_ptr().cast(), layout) };
+    }
+
+    /// Ends a segment whose slots hold no message, before its memory goes.
+    ///
+    /// # Safety
+    /// `segment` was made by [`Segment::init`] and nobody uses it any more.
+    unsafe fn deinit(segment: NonNull<Segment<T>>) {
+        // Loom's cells carry model state, made in `init`.
+        #[cfg(loom)]
+        {
+            // SAFETY: as the caller guarantees.
+            let slots = unsafe { segment.as_ref() }.slots;
+            let (_, offset) = Self::layout(slots);
+            for index in 0..slots {
+                // SAFETY: each slot was written in `init` and holds no message.
+                unsafe {
+                    segment
+                        .cast::<u8>()
+                        .add(offset)
+                        .cast::<UnsafeCell<MaybeUninit<T>>>()
+                        .add(index)
+                        .drop_in_place()
+                };
+            }
+        }
+        // `MaybeUninit` slots drop nothing; the header's atomic only under loom.
+        // SAFETY: as the caller guarantees.
+        unsafe { segment.drop_in_place() };
     }
 }
 
@@ -289,37 +317,64 @@ struct Lane<T> {
 // by the receiving end (and by the last end, after both let go with AcqRel).
 unsafe impl<T: Send> Sync for Lane<T> {}
 
+impl<T> Lane<T> {
+    /// The layout of a lane with its first segment after it, in one allocation (a session's
+    /// lanes are made and freed with it: a second `malloc` and `free` each cost a fifth of an
+    /// unbounded session's life, `benches/sessions.rs`), and where that segment starts.
+    fn layout() -> (Layout, usize) {
+        Layout::new::<Lane<T>>()
+            .extend(Segment::<T>::layout(first_slots::<T>()).0)
+            .expect("a lane's size fits in an isize")
+    }
+
+    /// Whether `segment` is the first segment, the one in the lane's own allocation, which is
+    /// freed with the lane and never alone.
+    fn holds(&self, segment: NonNull<Segment<T>>) -> bool {
+        let first = (&raw const *self).addr() + Self::layout().1;
+        segment.addr().get() == first
+    }
+}
+
 /// Makes a lane and returns its receiving and sending ends.
 pub(crate) fn lane<T>() -> (LaneRx<T>, LaneTx<T>) {
     let slots = first_slots::<T>();
-    let segment = Segment::alloc(slots);
-    let lane = Box::new(Lane {
-        word: CachePadded::new(StateWord(AtomicUsize::new(open_word(0)))),
-        tx: CachePadded::new(UnsafeCell::new(Tx {
-            tail: 0,
-            segment,
-            slots,
-            slot: 0,
-            closed: false,
-        })),
-        rx: CachePadded::new(UnsafeCell::new(Rx {
-            head: 0,
-            limit: 0,
-            hung_up: false,
-            segment,
-            slots,
-            slot: 0,
-            chase: Chase::default(),
-            report: false,
-        })),
-        spare: AtomicPtr::new(ptr::null_mut()),
-        ends: AtomicUsize::new(2),
-        cause: AtomicUsize::new(Cause::Closed.index()),
-        upgrade: AtomicPtr::new(ptr::null_mut()),
-        taken: StateWord(AtomicUsize::new(open_word(0))),
-        room: AtomicUsize::new(0),
-    });
-    let lane = NonNull::from(Box::leak(lane));
+    let (layout, offset) = Lane::<T>::layout();
+    // SAFETY: the layout has the lane's nonzero size.
+    let Some(block) = NonNull::new(unsafe { alloc(layout) }) else {
+        handle_alloc_error(layout)
+    };
+    // SAFETY: the segment's place in the block, aligned and sized for it by `layout`.
+    let segment = unsafe { Segment::init(block.add(offset).cast(), slots) };
+    let lane = block.cast::<Lane<T>>();
+    // SAFETY: the block's start is aligned and sized for the lane.
+    unsafe {
+        lane.write(Lane {
+            word: CachePadded::new(StateWord(AtomicUsize::new(open_word(0)))),
+            tx: CachePadded::new(UnsafeCell::new(Tx {
+                tail: 0,
+                segment,
+                slots,
+                slot: 0,
+                closed: false,
+            })),
+            rx: CachePadded::new(UnsafeCell::new(Rx {
+                head: 0,
+                limit: 0,
+                hung_up: false,
+                segment,
+                slots,
+                slot: 0,
+                chase: Chase::default(),
+                report: false,
+            })),
+            spare: AtomicPtr::new(ptr::null_mut()),
+            ends: AtomicUsize::new(2),
+            cause: AtomicUsize::new(Cause::Closed.index()),
+            upgrade: AtomicPtr::new(ptr::null_mut()),
+            taken: StateWord(AtomicUsize::new(open_word(0))),
+            room: AtomicUsize::new(0),
+        })
+    };
     (
         LaneRx {
             lane,
@@ -343,34 +398,48 @@ unsafe fn release<T>(lane: NonNull<Lane<T>>) {
         return;
     }
     // SAFETY: both ends let go (AcqRel orders their last writes before this), so the lane is
-    // ours alone; it came from `Box::leak` in `lane`.
-    let lane = unsafe { Box::from_raw(lane.as_ptr()) };
+    // ours alone, until it is freed below.
+    let shared = unsafe { lane.as_ref() };
+    // Frees a segment unless it is the lane's own, which goes with the lane.
+    let free = |segment: NonNull<Segment<T>>| {
+        if !shared.holds(segment) {
+            // SAFETY: a segment from `Segment::alloc` (not the lane's own), holding no
+            // message, reachable only from here now.
+            unsafe { Segment::free(segment) };
+        }
+    };
     // The segments from the receiver's on are linked, up to the sender's last.
     // SAFETY: both ends are done, so `rx` is ours.
-    let mut segment = lane.rx.with_mut(|rx| unsafe { (*rx).segment.as_ptr() });
+    let mut segment = shared.rx.with_mut(|rx| unsafe { (*rx).segment.as_ptr() });
     while let Some(current) = NonNull::new(segment) {
-        // SAFETY: every linked segment came from `Segment::alloc`, holds no message, and is
-        // reachable only from here now.
-        unsafe {
-            segment = current.as_ref().next.load(Ordering::Relaxed);
-            Segment::free(current);
-        }
+        // SAFETY: every linked segment is alive until freed here.
+        segment = unsafe { current.as_ref() }.next.load(Ordering::Relaxed);
+        free(current);
     }
     // A sender's waiter is taken out of `taken` by the receiver's close, and none is left
     // after it (the sender finds the receiver gone and waits no more).
-    debug_assert!(!is_waiter(lane.taken.0.load(Ordering::Relaxed)));
-    if let Some(spare) = NonNull::new(lane.spare.load(Ordering::Relaxed)) {
-        // SAFETY: the spare is linked nowhere and nobody else can take it now.
-        unsafe { Segment::free(spare) };
+    debug_assert!(!is_waiter(shared.taken.0.load(Ordering::Relaxed)));
+    if let Some(spare) = NonNull::new(shared.spare.load(Ordering::Relaxed)) {
+        // The spare is linked nowhere and nobody else can take it now.
+        free(spare);
     }
     // An upgrade neither end took: the queue has no port, so close it for its senders. Every
     // order of the two ends' swaps has one of them take it (the receiver's close, or the
     // sender's hang-up when the receiver closed first), so this is a fallback; it would find
     // the queue empty anyway, as `LaneTx::upgrade` explains.
     // SAFETY: both ends are gone, so nobody else takes it.
-    if let Some(queue) = unsafe { take_upgrade(&lane) } {
+    if let Some(queue) = unsafe { take_upgrade(shared) } {
         // SAFETY: no port ever received from this queue, and none will.
         unsafe { queue.close(None) };
+    }
+    let (layout, offset) = Lane::<T>::layout();
+    // SAFETY: the lane's own segment, made in `lane`, holds no message (the caller's promise)
+    // and is used by nobody now; then the lane itself, ours alone, and the block they share,
+    // allocated in `lane` with this layout.
+    unsafe {
+        Segment::deinit(lane.cast::<u8>().add(offset).cast::<Segment<T>>());
+        lane.drop_in_place();
+        dealloc(lane.as_ptr().cast(), layout);
     }
 }
 
@@ -758,8 +827,10 @@ unsafe fn recycle<T>(lane: &Lane<T>, segment: NonNull<Segment<T>>) {
             Ordering::Relaxed,
         )
         .is_err()
+        && !lane.holds(segment)
     {
-        // SAFETY: as the caller guarantees; it was offered to nobody.
+        // SAFETY: as the caller guarantees; it was offered to nobody, and it is not the
+        // lane's own (which goes with the lane).
         unsafe { Segment::free(segment) };
     }
 }

@@ -64,10 +64,10 @@
 //! the receiver is parked. A receive of a message already sent touches no shared memory
 //! except once per batch. Messages live in segments that the port hands back to the chan
 //! once read, so a stream whose port keeps up allocates nothing, and a backlog costs the size
-//! of a message per message (8 bytes for a `u64`). A stream holds 2 KiB of segments at first;
-//! a backlog grows them up to 32 KiB each, and a stream keeps the two it cycles through (at
-//! most 64 KiB) until it is dropped. A receiver that finds
-//! nothing spins briefly before it parks (see [`spin`](mod@crate::spin)). Dropping a port with
+//! of a message per message (8 bytes for a `u64`). A stream is one allocation of about 800
+//! bytes at first; a backlog grows its segments up to 32 KiB each, and a stream keeps the two
+//! it cycles through (at most 64 KiB) until it is dropped. A receiver that finds nothing spins
+//! briefly before it parks (see [`spin`](mod@crate::spin)). Dropping a port with
 //! messages still queued drops them in a loop, not by recursion, also when they hold ports.
 
 // Implementation: a stream is one lane (`lane.rs`): a send is a slot write and one swap, a
