@@ -89,10 +89,9 @@ struct Deferred {
 /// endpoints have made their final transitions), and it holds a message.
 pub(crate) type Dispose = unsafe fn(NonNull<()>, Option<&DropQueue>);
 
-/// A thread's queue of packets to dispose of, and the bytes of the message being dropped.
+/// A thread's queue of packets to dispose of (the bytes of the message being dropped are in
+/// [`WITHIN`]).
 pub(crate) struct DropQueue {
-    /// `start..end` of the message the innermost disposal is dropping; empty outside one.
-    within: Cell<(usize, usize)>,
     queued: RefCell<Vec<Deferred>>,
 }
 
@@ -104,10 +103,27 @@ const KEPT: usize = 256;
 thread_local! {
     static QUEUE: DropQueue = const {
         DropQueue {
-            within: Cell::new((0, 0)),
             queued: RefCell::new(Vec::new()),
         }
     };
+}
+
+thread_local! {
+    /// `start..end` of the message this thread's innermost disposal is dropping; empty outside
+    /// one. Apart from [`QUEUE`] because it needs no destructor: it is read on every session's
+    /// end (`drop_freed`), and a thread-local without one is a plain load, with no check that
+    /// it is still alive (it always is).
+    static WITHIN: Cell<(usize, usize)> = const { Cell::new((0, 0)) };
+}
+
+/// Whether `at` lies inside the message this thread is dropping (never under loom, whose
+/// disposals are direct).
+fn within(at: *const u8) -> bool {
+    if cfg!(loom) {
+        return false;
+    }
+    let (start, end) = WITHIN.with(Cell::get);
+    (start..end).contains(&at.addr())
 }
 
 /// Disposes of a packet whose receiving endpoint, at `endpoint`, is being dropped over a
@@ -122,7 +138,7 @@ pub(crate) unsafe fn dispose(endpoint: *const u8, packet: NonNull<()>, dispose: 
     let deferred = Deferred { packet, dispose };
     #[cfg(not(loom))]
     if QUEUE
-        .try_with(|queue| queue.defer_or_run(endpoint.addr(), deferred))
+        .try_with(|queue| queue.defer_or_run(endpoint, deferred))
         .is_ok()
     {
         return;
@@ -135,16 +151,10 @@ pub(crate) unsafe fn dispose(endpoint: *const u8, packet: NonNull<()>, dispose: 
 }
 
 impl DropQueue {
-    /// Whether `endpoint` lies inside the message being dropped.
-    fn holds(&self, endpoint: usize) -> bool {
-        let (start, end) = self.within.get();
-        (start..end).contains(&endpoint)
-    }
-
     /// Queues `deferred` if `endpoint` lies inside the message being dropped; otherwise runs
     /// it and everything it queues.
-    fn defer_or_run(&self, endpoint: usize, deferred: Deferred) {
-        if self.holds(endpoint) {
+    fn defer_or_run(&self, endpoint: *const u8, deferred: Deferred) {
+        if within(endpoint) {
             self.queued.borrow_mut().push(deferred);
             return;
         }
@@ -214,16 +224,16 @@ impl DropQueue {
     /// Runs `drop`, which drops the `size` bytes at `start`, with those bytes as the message
     /// being dropped.
     fn dropping(&self, start: usize, size: usize, drop: impl FnOnce()) {
-        let outer = self.within.replace((start, start + size));
+        let outer = WITHIN.with(|within| within.replace((start, start + size)));
         // Restores the outer message's bytes even if this drop panics: the outer drop glue
         // goes on dropping its other fields while unwinding.
-        struct Restore<'a>(&'a Cell<(usize, usize)>, (usize, usize));
-        impl Drop for Restore<'_> {
+        struct Restore((usize, usize));
+        impl Drop for Restore {
             fn drop(&mut self) {
-                self.0.set(self.1);
+                WITHIN.with(|within| within.set(self.0));
             }
         }
-        let _restore = Restore(&self.within, outer);
+        let _restore = Restore(outer);
         drop();
     }
 }
@@ -245,20 +255,18 @@ fn with_queue(f: impl FnOnce(&DropQueue)) {
 /// and a run cost it as much again (32 against 17 ns a session, benches/RESULTS.md); a message
 /// left in a slot then gets a run of its own.
 pub(crate) fn drop_freed<T>(holder: *const u8, block: Box<T>) {
-    with_queue(move |queue| {
-        if queue.holds(holder.addr()) {
-            queue.queue_block(block);
-        } else {
-            drop(block);
-        }
-    });
+    if within(holder) {
+        with_queue(move |queue| queue.queue_block(block));
+    } else {
+        drop(block);
+    }
 }
 
 /// Drops `message`, which lay at `at` inside a block [`drop_freed`] is freeing (a slot of a
 /// session buffer): its endpoints are queued for the run freeing the block.
 pub(crate) fn drop_inside<T>(at: *const u8, message: T) {
     with_queue(move |queue| {
-        if queue.holds(at.addr()) {
+        if within(at) {
             queue.drop_within(message);
         } else {
             queue.run(|| queue.drop_within(message));
@@ -273,7 +281,7 @@ pub(crate) fn drop_inside<T>(at: *const u8, message: T) {
 /// endpoint dropped over an unreceived message inside another unreceived message.
 pub(crate) fn drop_held<T>(endpoint: *const u8, message: T) {
     with_queue(move |queue| {
-        if queue.holds(endpoint.addr()) {
+        if within(endpoint) {
             queue.queue_block(Box::new(message));
         } else {
             queue.run(|| queue.drop_within(message));
