@@ -90,3 +90,67 @@ fn a_meta_fragment_in_an_attribute_is_read_as_written() {
     client.bytes([0; 6]).unwrap().kept().unwrap();
     drop(server);
 }
+
+/// The length the nested macros below are given.
+pub const LEN: usize = 2;
+
+/// Passes its fragments on to [`inner_protocol!`]: each reaches `proto!` through two levels
+/// of invisible groups, and `$n * 2`, built here, is itself a fragment there.
+macro_rules! outer_protocol {
+    ($name:ident, $n:expr, $t:ty, $sum:expr) => {
+        inner_protocol!($name, $n * 2, $t, $sum, Begin, send, 'a, { LEN + 1 }, allow(dead_code));
+    };
+}
+
+/// Names, directions, lifetimes, blocks and attributes from fragments, in every place a
+/// protocol takes them.
+macro_rules! inner_protocol {
+    ($name:ident, $n:expr, $t:ty, $sum:expr, $state:ident, $dir:ident, $l:lifetime, $b:block, $m:meta) => {
+        pipes::proto! {
+            #[$m]
+            pub $name {
+                /// The start.
+                #[allow(unreachable_states)]
+                $state: $dir {
+                    Doubled([u8; $n]) -> $state,
+                    Summed([u8; $sum * 2]) -> $state,
+                    Shared(&'static $t) -> $state,
+                    ToBlock -> Blocked<$b>,
+                    ToDyn -> Dynamic<$t>,
+                    #[doc = concat!("Steps to ", "the borrowed state.")]
+                    ToBorrowed -> Borrowed<'static>,
+                }
+                Blocked: recv<const N: usize> { Bytes([u8; N]) -> ! }
+                Dynamic: recv<T: ?Sized + 'static> { Boxed(Box<T>) -> ! }
+                Borrowed: recv<$l> { Text(&$l str) -> ! }
+            }
+        }
+    };
+}
+
+outer_protocol!(nested, 1 + 1, dyn Any + Send + Sync, LEN + LEN);
+
+#[test]
+fn fragments_passed_through_two_macros_keep_their_meaning() {
+    static VALUE: u8 = 3;
+    let (server, client) = nested::init();
+    // `$n * 2` with `$n = 1 + 1`, then `* 2` again inside: `[u8; ((1 + 1) * 2)]`, four.
+    let client = client.doubled([1; 4]).unwrap();
+    // `$sum * 2` with `$sum = LEN + LEN`: eight, not `LEN + LEN * 2` = six.
+    let client = client.summed([2; 8]).unwrap().shared(&VALUE).unwrap();
+    // `Blocked<$b>` with `$b = { LEN + 1 }`: three bytes.
+    let blocked: nested::client::Blocked<3> = client.to_block().unwrap();
+    drop(blocked);
+    let nested::Begin::Doubled(doubled, server) = server.recv().unwrap() else {
+        panic!("the doubled bytes first")
+    };
+    assert_eq!(doubled, [1; 4]);
+    let nested::Begin::Summed(summed, server) = server.recv().unwrap() else {
+        panic!("the summed bytes next")
+    };
+    assert_eq!(summed.len(), 8);
+    let nested::Begin::Shared(shared, _) = server.recv().unwrap() else {
+        panic!("the shared value last")
+    };
+    assert_eq!(shared.downcast_ref::<u8>(), Some(&3));
+}

@@ -44,3 +44,58 @@ macro_rules! buffer_protocol {
         }
     };
 }
+
+/// Names a const parameter's type and a bound can reach through `$crate` (see
+/// `tests/crate_paths.rs`): the invoking crate has no `lengths` module of its own.
+pub mod lengths {
+    /// A const parameter's type, through an alias.
+    pub type Len = usize;
+    /// A bound on a state's type parameter.
+    pub trait Marker {}
+    impl Marker for u8 {}
+}
+
+/// Declares a protocol whose generic state's const parameter has this crate's type alias as
+/// its type, named through `$crate`.
+#[macro_export]
+macro_rules! sized_protocol {
+    ($vis:vis $name:ident) => {
+        pipes::proto! {
+            $vis $name {
+                Start: send { Begin -> Sized<4> }
+                Sized: send<const N: $crate::lengths::Len> { Fill([u8; N]) -> Sized<N>, Done -> ! }
+            }
+        }
+    };
+}
+
+/// Declares a protocol whose generic state's type parameter is bounded by this crate's trait,
+/// named through `$crate`.
+#[macro_export]
+macro_rules! marked_protocol {
+    ($vis:vis $name:ident) => {
+        pipes::proto! {
+            $vis $name {
+                Stream: send<T: $crate::lengths::Marker> { Item(T) -> Stream<T>, Done -> ! }
+            }
+        }
+    };
+}
+
+/// Declares a protocol with two payloads: this crate's `payloads::Buffer`, named through
+/// `$crate`, and a type the invoking crate chooses (`$theirs`), which may be spelt
+/// `crate::payloads::Buffer` there and then is the invoking crate's own type.
+#[macro_export]
+macro_rules! two_buffers_protocol {
+    ($vis:vis $name:ident, $theirs:ty) => {
+        pipes::proto! {
+            $vis $name {
+                Full: send {
+                    Ours($crate::payloads::Buffer) -> Full,
+                    Theirs($theirs) -> Full,
+                    Done -> !,
+                }
+            }
+        }
+    };
+}
