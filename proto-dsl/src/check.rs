@@ -527,17 +527,36 @@ impl ProtocolChecker<'_> {
             return;
         };
         let name = constant.ident.unraw().to_string();
+        // At the name, where rustc's `non_upper_case_globals` points too (through a macro,
+        // the name may be the user's token while `const` is the macro's).
+        let at = occurrences(self.source, &param.span, &name).remove(0);
         if name.chars().any(char::is_lowercase) {
             self.errors.push(
                 Diagnostic::error(
                     format!("the const parameter `{name}` has a lower-case name"),
-                    param.span.clone(),
+                    at.clone(),
                     "generated code would take its own locals for this constant",
                 )
                 .with_help(format!(
                     "name it `{}`, in upper case as Rust's style asks of constants",
-                    name.to_uppercase()
+                    upper_snake_case(&name)
                 )),
+            );
+        }
+        // A state's endpoint is a type of that name in the same module: rustc then reads the
+        // parameter's uses as the type (E0747, at the whole invocation).
+        if let Some(&state) = self.index.get(name.as_str()) {
+            self.errors.push(
+                Diagnostic::error(
+                    format!("the const parameter `{name}` has the name of a state"),
+                    at,
+                    "also a state of this protocol",
+                )
+                .with_note(
+                    self.protocol.states[state].name.span.clone(),
+                    format!("state `{name}` is declared here"),
+                )
+                .with_help("rename the parameter or the state"),
             );
         }
     }
@@ -1012,6 +1031,20 @@ impl<'ast> Visit<'ast> for Unnameable {
 /// Where `name` occurs as a whole token within `span` of the source: syn values carry no
 /// positions here (they may have been parsed inside a proc macro), so the text is searched.
 /// Falls back to the whole fragment if the text does not show it.
+/// `myLen` as a constant's name: `MY_LEN`, as rustc's `non_upper_case_globals` suggests.
+fn upper_snake_case(name: &str) -> String {
+    let mut out = String::new();
+    let mut lower_before = false;
+    for c in name.chars() {
+        if c.is_uppercase() && lower_before {
+            out.push('_');
+        }
+        lower_before = c.is_lowercase() || c.is_ascii_digit();
+        out.extend(c.to_uppercase());
+    }
+    out
+}
+
 fn occurrences(source: &str, span: &Span, name: &str) -> Vec<Span> {
     let Some(text) = source.get(span.clone()) else {
         return vec![span.clone()];
@@ -1093,6 +1126,14 @@ mod tests {
         // Names already searched keep their answer, and cost nothing.
         assert_eq!(suggestions.of("A2", states), Some("A1"));
         assert_eq!(suggestions.budget, 1);
+    }
+
+    #[test]
+    fn constant_names_are_suggested_as_rustc_does() {
+        assert_eq!(upper_snake_case("p0"), "P0");
+        assert_eq!(upper_snake_case("myLen"), "MY_LEN");
+        assert_eq!(upper_snake_case("max_len"), "MAX_LEN");
+        assert_eq!(upper_snake_case("x2Y"), "X2_Y");
     }
 
     #[test]

@@ -259,17 +259,15 @@ impl<'a> Gen<'a> {
     /// `<T, ...>` without bounds, for type definitions (bounds belong on impls); but for
     /// `?Sized`, which relaxes a default instead of adding a bound.
     fn decl_generics(&self, state: &State) -> TokenStream {
-        let params = state.generics.syn.params.iter().map(|param| match param {
+        let params = state.generics.params.iter().map(|param| match &param.syn {
             syn::GenericParam::Type(t) if is_unsized(t) => {
                 let ident = &t.ident;
                 quote!(#ident: ?Sized)
             }
             syn::GenericParam::Type(t) => t.ident.to_token_stream(),
             syn::GenericParam::Lifetime(l) => l.lifetime.to_token_stream(),
-            syn::GenericParam::Const(c) => {
-                let (ident, ty) = (&c.ident, &c.ty);
-                quote!(const #ident: #ty)
-            }
+            // As written: its type may hold a macro's `$crate`, which only `respan` gives back.
+            syn::GenericParam::Const(_) => self.respan(param.syn.to_token_stream(), &param.span),
         });
         if state.generics.params.is_empty() {
             // Written out, so the generics of a state's enum and types are the macro's tokens:

@@ -57,6 +57,8 @@ impl Source {
         let mut tokens = stream.into_iter().peekable();
         // Whether the last token was the `#` (or `#!`) of an attribute.
         let mut after_hash = false;
+        // The token before this one at this level.
+        let mut before: Option<TokenTree> = None;
         while let Some(token) = tokens.next() {
             // `//! text` reaches a macro as the tokens `#![doc = " text"]`. In the protocol
             // language (and so in a `*.pipes` file) `//!` is a plain comment: it is left out
@@ -71,6 +73,7 @@ impl Source {
             }
             let hash = matches!(&token, TokenTree::Punct(p) if p.as_char() == '#'
                 || p.as_char() == '!' && after_hash);
+            let this = token.clone();
             match token {
                 TokenTree::Group(group) => match delimiters(group.delimiter()) {
                     Some((open, close)) => {
@@ -81,7 +84,9 @@ impl Source {
                         self.push(close.encode_utf8(&mut [0; 4]), group.span_close());
                         self.text.push(' ');
                     }
-                    None if !in_attribute && needs_grouping(&group.stream()) => {
+                    None if !in_attribute
+                        && needs_grouping(&group.stream(), before.as_ref(), tokens.peek()) =>
+                    {
                         self.printed
                             .push((self.text.len(), Printed::InvisibleGroup));
                         self.push("(", group.span_open());
@@ -90,7 +95,15 @@ impl Source {
                         self.push(")", group.span_close());
                         self.text.push(' ');
                     }
-                    None => self.print_stream(group.stream(), in_attribute),
+                    None => {
+                        // A block fragment (`$b:block`) keeps its braces, which rustc takes
+                        // for the fragment's own: no `unused_braces` on them either.
+                        if is_block(&group.stream()) {
+                            self.printed
+                                .push((self.text.len(), Printed::InvisibleGroup));
+                        }
+                        self.print_stream(group.stream(), in_attribute)
+                    }
                 },
                 TokenTree::Ident(ident) if ident == "$crate" => {
                     let token = TokenTree::Ident(ident.clone());
@@ -115,6 +128,7 @@ impl Source {
                 }
             }
             after_hash = hash;
+            before = Some(this);
         }
     }
 
@@ -156,12 +170,37 @@ impl Source {
     }
 }
 
-/// Whether an invisible group's contents would mean something else without it: an operator
-/// expression (`1 + 1` before `* 2`), or a trait object or `impl` type of several bounds
-/// (`dyn Any + Sync` after `&'static`). Anything else (one token, a path, a visibility, a
-/// call) is printed as it is, since parentheses would not parse everywhere it may stand.
-fn needs_grouping(stream: &TokenStream) -> bool {
-    if stream.clone().into_iter().nth(1).is_none() {
+/// Whether an invisible group (a `macro_rules!` fragment: rustc keeps `$n:expr` given
+/// `1 + 1` one operand) must be printed in parentheses to mean the same where it stands,
+/// between the tokens `before` and `after` at its level (`None` at the edge of the enclosing
+/// group). Only where needed, so that the text is what a user would write by hand (a `#[wire]`
+/// protocol's fingerprint hashes it), and parentheses stand only where they are valid:
+/// - a fragment followed by `.`, `?`, a call or an index: those bind to its last token
+///   (`$e.len()` with `&[1, 2]`, `$l.pow(2)` with `-1`);
+/// - otherwise, between tokens that could bind to a part of it (`$n * 2`, `&'static $t`), an
+///   operator expression or a type of several bounds (`dyn Any + Sync`).
+///
+/// Anything else (one token, a path, a call, a visibility, a fragment between commas or
+/// brackets: `Next<$l>` with `-1`) is printed as it is.
+fn needs_grouping(
+    stream: &TokenStream,
+    before: Option<&TokenTree>,
+    after: Option<&TokenTree>,
+) -> bool {
+    if stream.clone().into_iter().nth(1).is_none() || too_deep(stream) {
+        // One token needs no grouping; a fragment too deep for the protocol compiler's
+        // nesting guard is left to the guard, which refuses it, before syn recurses into it.
+        return false;
+    }
+    if after.is_some_and(is_postfix) {
+        return true;
+    }
+    let open = |token: Option<&TokenTree>, ends: &[char]| match token {
+        None => true,
+        Some(TokenTree::Punct(punct)) => ends.contains(&punct.as_char()),
+        Some(_) => false,
+    };
+    if open(before, &[',', ';', '<', ':', '=']) && open(after, &[',', ';', '>']) {
         return false;
     }
     if let Ok(ty) = syn::parse2::<syn::Type>(stream.clone()) {
@@ -175,12 +214,61 @@ fn needs_grouping(stream: &TokenStream) -> bool {
         syn::parse2::<syn::Expr>(stream.clone()),
         Ok(syn::Expr::Binary(_)
             | syn::Expr::Unary(_)
+            | syn::Expr::Reference(_)
             | syn::Expr::Cast(_)
             | syn::Expr::Range(_)
             | syn::Expr::RawAddr(_)
             | syn::Expr::Assign(_)
             | syn::Expr::Closure(_)
             | syn::Expr::Let(_))
+    )
+}
+
+/// Whether `token` binds to the token before it tighter than any operator: a method call or
+/// field (`.`), `?`, a call or an index.
+fn is_postfix(token: &TokenTree) -> bool {
+    match token {
+        TokenTree::Punct(punct) => matches!(punct.as_char(), '.' | '?'),
+        TokenTree::Group(group) => {
+            matches!(
+                group.delimiter(),
+                Delimiter::Parenthesis | Delimiter::Bracket
+            )
+        }
+        _ => false,
+    }
+}
+
+/// Whether `stream` nests brackets (angle brackets too) deeper than the protocol compiler
+/// takes ([`proto_dsl::parse::MAX_NESTING`]), which syn would recurse into without a limit.
+fn too_deep(stream: &TokenStream) -> bool {
+    fn deeper(stream: TokenStream, mut at: usize) -> bool {
+        // Checked before going in, so this recursion stops at the limit too.
+        if at > proto_dsl::parse::MAX_NESTING {
+            return true;
+        }
+        for token in stream {
+            match token {
+                TokenTree::Group(group) if deeper(group.stream(), at + 1) => return true,
+                TokenTree::Punct(punct) if punct.as_char() == '<' => at += 1,
+                TokenTree::Punct(punct) if punct.as_char() == '>' => at = at.saturating_sub(1),
+                _ => {}
+            }
+            if at > proto_dsl::parse::MAX_NESTING {
+                return true;
+            }
+        }
+        false
+    }
+    deeper(stream.clone(), 0)
+}
+
+/// Whether `stream` is one block, `{ .. }`.
+fn is_block(stream: &TokenStream) -> bool {
+    let mut trees = stream.clone().into_iter();
+    matches!(
+        (trees.next(), trees.next()),
+        (Some(TokenTree::Group(group)), None) if group.delimiter() == Delimiter::Brace
     )
 }
 

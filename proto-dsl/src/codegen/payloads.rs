@@ -24,7 +24,7 @@ use quote::{ToTokens, format_ident, quote};
 use syn::visit::Visit;
 
 use super::Gen;
-use crate::ast::{Message, Next, State};
+use crate::ast::{GenericParam, Message, Next, State};
 
 /// The hidden module that names the user's types as the call site does.
 const MODULE: &str = "__super";
@@ -59,11 +59,13 @@ impl Gen<'_> {
                     let mentioned = Mentioned::of(ty);
                     payloads.names_own_module |= mentioned.0.contains(self.protocol.name.unraw());
                     let params = used_parameters(&mentioned, state);
-                    let (decl, args) = alias_generics(&params);
-                    let key = format!("{cfgs} {} {decl}", ty.to_token_stream());
+                    let (decl, args) = self.alias_generics(&params);
+                    // Keyed by the tokens as generated, not as parsed: a macro's `$crate::X`
+                    // is printed `crate::X` for the parser, and is not the invoker's `crate::X`.
+                    let written = from_call_site(self.respan(ty.to_token_stream(), range));
+                    let key = format!("{cfgs} {written} {decl}");
                     let alias = seen.entry(key).or_insert_with(|| {
                         let name = format_ident!("__{}", payloads.aliases.len());
-                        let written = from_call_site(self.respan(ty.to_token_stream(), range));
                         payloads.aliases.push(quote! {
                             #cfgs
                             pub(super) type #name #decl = #written;
@@ -189,43 +191,40 @@ fn is_parameter(ty: &syn::Type, generics: &syn::Generics) -> bool {
 }
 
 /// The state's parameters that a type mentions, in the order the state declares them.
-fn used_parameters<'s>(names: &Mentioned, state: &'s State) -> Vec<&'s syn::GenericParam> {
-    state
-        .generics
-        .syn
-        .params
-        .iter()
-        .filter(|param| {
-            let name = match param {
-                syn::GenericParam::Type(t) => t.ident.to_string(),
-                syn::GenericParam::Lifetime(l) => l.lifetime.to_string(),
-                syn::GenericParam::Const(c) => c.ident.to_string(),
-            };
-            names.0.contains(&name)
-        })
+fn used_parameters<'s>(names: &Mentioned, state: &'s State) -> Vec<&'s GenericParam> {
+    let params = state.generics.params.iter();
+    params
+        .filter(|param| names.0.contains(&param.name))
         .collect()
 }
 
-/// `<T, 'a, const N: usize>` to declare an alias with, and `<T, 'a, N>` to name it with;
-/// both empty without parameters.
-fn alias_generics(params: &[&syn::GenericParam]) -> (TokenStream, TokenStream) {
-    if params.is_empty() {
-        return (quote!(), quote!());
-    }
-    let decl = params.iter().map(|param| match param {
-        syn::GenericParam::Type(t) => t.ident.to_token_stream(),
-        syn::GenericParam::Lifetime(l) => l.lifetime.to_token_stream(),
-        syn::GenericParam::Const(c) => {
-            let (ident, ty) = (&c.ident, &c.ty);
-            quote!(const #ident: #ty)
+impl Gen<'_> {
+    /// `<T, 'a, const N: usize>` to declare an alias with, and `<T, 'a, N>` to name it with;
+    /// both empty without parameters. A const parameter is declared as written (its type may
+    /// hold a macro's `$crate`, which only `respan` gives back).
+    fn alias_generics(&self, params: &[&GenericParam]) -> (TokenStream, TokenStream) {
+        if params.is_empty() {
+            return (quote!(), quote!());
         }
-    });
-    let args = params.iter().map(|param| match param {
+        let decl = params.iter().map(|param| match &param.syn {
+            syn::GenericParam::Type(t) => t.ident.to_token_stream(),
+            syn::GenericParam::Lifetime(l) => l.lifetime.to_token_stream(),
+            syn::GenericParam::Const(_) => {
+                from_call_site(self.respan(param.syn.to_token_stream(), &param.span))
+            }
+        });
+        let args = params.iter().map(|param| parameter_name(&param.syn));
+        (quote!(<#(#decl),*>), quote!(<#(#args),*>))
+    }
+}
+
+/// A parameter's name, as an argument: `T`, `'a`, `N`.
+fn parameter_name(param: &syn::GenericParam) -> TokenStream {
+    match param {
         syn::GenericParam::Type(t) => t.ident.to_token_stream(),
         syn::GenericParam::Lifetime(l) => l.lifetime.to_token_stream(),
         syn::GenericParam::Const(c) => c.ident.to_token_stream(),
-    });
-    (quote!(<#(#decl),*>), quote!(<#(#args),*>))
+    }
 }
 
 /// What could name a parameter in a type: the first segment of each relative path, each

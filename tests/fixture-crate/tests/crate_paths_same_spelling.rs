@@ -22,11 +22,20 @@ fn type_id_of<T: 'static>(_: &T) -> TypeId {
 fn dollar_crate_and_this_crates_path_of_the_same_spelling_are_two_types() {
     let (server, client) = two::init();
     // `vec![2]` takes whichever element type `theirs` asks for.
-    client.ours(vec![1]).unwrap().theirs(vec![2]).unwrap().done().unwrap();
+    client
+        .ours(vec![1])
+        .unwrap()
+        .theirs(vec![2])
+        .unwrap()
+        .done()
+        .unwrap();
     let two::Full::Ours(ours, server) = server.recv().unwrap() else {
         panic!("ours first")
     };
-    assert_eq!(type_id_of(&ours), TypeId::of::<pipes_fixtures::payloads::Buffer>());
+    assert_eq!(
+        type_id_of(&ours),
+        TypeId::of::<pipes_fixtures::payloads::Buffer>()
+    );
     let two::Full::Theirs(theirs, _) = server.recv().unwrap() else {
         panic!("theirs next")
     };
