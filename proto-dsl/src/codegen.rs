@@ -59,10 +59,11 @@ pub struct Options<'a> {
 pub enum Printed {
     /// `(` here opens an invisible group: a `macro_rules!` fragment (`$n:expr` given
     /// `1 + 1`, `$t:ty` given `dyn Any + Sync`) that must stay one operand, as rustc keeps
-    /// it. The source writes the group in parentheses, so the protocol compiler parses it
-    /// with that meaning. Generated code keeps them (rustc reads a proc macro's invisible
-    /// groups as if they were not there), spanned as the macro's own tokens so that
-    /// `unused_parens` says nothing of parentheses the user did not write.
+    /// it. The source writes the group in parentheses where its neighbours need them, so the
+    /// protocol compiler parses it with that meaning. Generated code keeps them (rustc reads
+    /// a proc macro's invisible groups as if they were not there), spanned as the macro's own
+    /// tokens so that `unused_parens` says nothing of parentheses the user did not write.
+    /// Or `{` here opens a block fragment (`$b:block`), whose braces get that span too.
     InvisibleGroup,
     /// The identifier here stands for this token, which has no spelling a parser accepts
     /// (`$crate`, written `crate`).
