@@ -1333,3 +1333,75 @@ fn a_node_dropped_while_its_pump_waits_for_the_user_to_read_fails_the_receive_af
         assert_eq!(error.cause(), Cause::ConnectionLost, "{error}");
     });
 }
+
+pipes::proto! {
+    /// A message this build compiles out. The fingerprint leaves attributes out and the
+    /// message keeps its index, so a build with it compiled in has the same fingerprint and
+    /// may send it.
+    #[wire]
+    pub gated {
+        Start: send {
+            A(u8) -> !,
+            #[cfg(any())]
+            B(u16) -> !,
+        }
+    }
+}
+
+/// A peer sends the message this end compiled out (index 1 of a state of two messages, so
+/// `Pump::remote` lets it through): the generated pump's arm for it is compiled out, and its
+/// fallback arm (`_ => None` in `codegen/wire.rs`, `off_the_wire`) ends the pump with no
+/// violation. Its drop then closes the session cleanly, so the peer sees `PeerClosed`, and the
+/// held endpoint closes with no cause set, so the user sees `ConnectionLost`: neither hears
+/// that the peer sent a message this end cannot take.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_message_this_build_compiled_out_is_a_violation() {
+    let (_client_node, conn, server_node, _) = pair(quick()).await;
+    let mut incoming = server_node.incoming::<gated::Wire>();
+    let protocol = <gated::Wire as WireProtocol>::PROTOCOL;
+    let (mut raw, start) = tokio::join!(
+        async { conn.open_async(protocol, Role::Client).await.unwrap() },
+        async { within(5, incoming.accept_async()).await.unwrap() }
+    );
+    // `B(u16)`, as a build with it compiled in sends it.
+    raw.send_async(0, 1, &7u16).await.unwrap();
+    let peer = within(5, raw.recv_async()).await;
+    let user = within(5, start.recv_async()).await;
+    assert!(
+        matches!(peer, Err(SessionError::Violation(_))),
+        "the peer that sent a message this end compiled out got {peer:?}, not a violation"
+    );
+    let error = user.err().expect("no message was delivered");
+    assert_eq!(error.cause(), Cause::Violation, "{error}");
+}
+
+/// The user sent, and its node's runtime ended before the pump took the message (a
+/// `start_async` node whose runtime was dropped): the user's receive must fail, and say the
+/// connection is gone, as it does for a pump dropped while it waits on the peer (`Held`'s
+/// drop closes with `ConnectionLost`). The pump was waiting on the local endpoint
+/// (`Pump::local`, a plain `RecvFuture`), whose drop drops the endpoint, and the message in
+/// its lane, with no cause.
+#[test]
+fn a_typed_session_outliving_its_nodes_runtime_fails_the_receive_as_connection_lost() {
+    let error = watchdog(30, || {
+        let (server_node, addr) = listening();
+        let mut incoming = server_node.incoming::<bank::Wire>();
+        let runtime = tokio::runtime::Builder::new_current_thread()
+            .enable_all()
+            .build()
+            .unwrap();
+        let (node, login) = runtime.block_on(async {
+            let node = Node::builder().config(quick()).start_async().await.unwrap();
+            let login = node.client_async::<bank::Wire>(addr).await.unwrap();
+            (node, login)
+        });
+        let _server = incoming.accept().unwrap();
+        // The runtime is not running: the message waits in the lane to the pump.
+        let response = login.login("ann".into(), "pw".into()).unwrap();
+        drop(runtime);
+        let error = response.recv().unwrap_err();
+        drop(node);
+        error
+    });
+    assert_eq!(error.cause(), Cause::ConnectionLost, "{error}");
+}
