@@ -835,3 +835,37 @@ fn a_silent_connection_to_a_ranks_listener_does_not_stop_the_rendezvous() {
     });
     drop(one);
 }
+
+/// The module docs: "A rank registered twice, another size or another job fails every rank
+/// with the same typed error, sent by rank 0." Rank 0 tells only the ranks registered when it
+/// found the collision (`gather` stops listening then): a rank that registers a moment later
+/// (the launcher started it last) finds nobody listening, retries until its own deadline and
+/// fails with a timeout that blames rank 0, which was there.
+#[test]
+fn a_rank_arriving_after_a_collision_learns_of_the_collision() {
+    let results = watchdog(30, || {
+        let rendezvous = free_addr();
+        let early: Vec<_> = [0, 1, 1]
+            .into_iter()
+            .map(|rank| {
+                let builder = builder(rank, 3, rendezvous).timeout(Duration::from_secs(3));
+                std::thread::spawn(move || builder.join())
+            })
+            .collect();
+        std::thread::sleep(Duration::from_millis(500));
+        let late = builder(2, 3, rendezvous)
+            .timeout(Duration::from_secs(3))
+            .join();
+        let mut results: Vec<_> = early.into_iter().map(|t| t.join().unwrap()).collect();
+        results.push(late);
+        results
+    });
+    for (i, result) in results.iter().enumerate() {
+        assert!(
+            matches!(result, Err(ClusterError::RankCollision { rank: 1 })),
+            "rank {} (started {}): {result:?}",
+            [0, 1, 1, 2][i],
+            if i == 3 { "late" } else { "early" }
+        );
+    }
+}
