@@ -1405,3 +1405,82 @@ fn a_typed_session_outliving_its_nodes_runtime_fails_the_receive_as_connection_l
     });
     assert_eq!(error.cause(), Cause::ConnectionLost, "{error}");
 }
+
+/// A recursive payload type, as a tree or a list is: each level is one byte in postcard.
+#[derive(Debug, serde::Serialize, serde::Deserialize)]
+pub enum Nest {
+    End,
+    More(Box<Nest>),
+}
+
+pipes::proto! {
+    /// A protocol whose payload nests.
+    #[wire]
+    pub nests {
+        Start: send { Tree(Nest) -> ! }
+    }
+}
+
+/// A hostile peer sends a payload of a recursive type nested a million deep (1 MB, far under
+/// the 64 MiB `max_message`). The pump decodes it on the node's runtime with postcard, which
+/// has no recursion limit (serde_json stops at 128): the decode recurses once per level and
+/// overflows the worker thread's stack, which aborts the whole process (`catch_unwind` in
+/// `Pump::take` cannot catch that). Expected: the session is refused as a violation, the
+/// process lives. Run in a child process of this test binary, so that the abort fails this
+/// test alone.
+#[test]
+fn a_deeply_nested_payload_from_a_peer_is_a_violation_not_a_stack_overflow() {
+    const VICTIM: &str = "PIPES_TEST_NESTED_PAYLOAD_VICTIM";
+    const NAME: &str = "a_deeply_nested_payload_from_a_peer_is_a_violation_not_a_stack_overflow";
+    if std::env::var_os(VICTIM).is_some() {
+        let runtime = tokio::runtime::Builder::new_multi_thread()
+            .worker_threads(2)
+            .enable_all()
+            .build()
+            .unwrap();
+        runtime.block_on(async {
+            let (_client_node, conn, server_node, _) = pair(quick()).await;
+            let mut incoming = server_node.incoming::<nests::Wire>();
+            let protocol = <nests::Wire as WireProtocol>::PROTOCOL;
+            let (mut raw, _start) = tokio::join!(
+                async { conn.open_async(protocol, Role::Client).await.unwrap() },
+                async { within(5, incoming.accept_async()).await.unwrap() }
+            );
+            // `More(More(...(End)))`: variant 1 a million times, then variant 0.
+            let mut bytes = vec![1u8; 1 << 20];
+            bytes.push(0);
+            raw.send_async(0, 0, &BytesPayload(bytes)).await.unwrap();
+            let answer = within(20, raw.recv_async()).await;
+            assert!(
+                matches!(answer, Err(SessionError::Violation(_))),
+                "{answer:?}"
+            );
+        });
+        return;
+    }
+    let mut child = std::process::Command::new(std::env::current_exe().unwrap())
+        .args([NAME, "--exact", "--nocapture", "--test-threads=1"])
+        .env(VICTIM, "1")
+        .stdout(std::process::Stdio::null())
+        .stderr(std::process::Stdio::piped())
+        .spawn()
+        .unwrap();
+    let started = std::time::Instant::now();
+    let status = loop {
+        if let Some(status) = child.try_wait().unwrap() {
+            break status;
+        }
+        if started.elapsed() > Duration::from_secs(60) {
+            let _ = child.kill();
+            panic!("the victim process still runs after 60 s (a hang)");
+        }
+        std::thread::sleep(Duration::from_millis(50));
+    };
+    let mut stderr = String::new();
+    std::io::Read::read_to_string(&mut child.stderr.take().unwrap(), &mut stderr).unwrap();
+    let tail: String = stderr.lines().rev().take(4).collect::<Vec<_>>().join(" | ");
+    assert!(
+        status.success(),
+        "a peer's nested payload killed the node's process: {status}; stderr ends: {tail}"
+    );
+}
