@@ -1484,3 +1484,57 @@ fn a_deeply_nested_payload_from_a_peer_is_a_violation_not_a_stack_overflow() {
         "a peer's nested payload killed the node's process: {status}; stderr ends: {tail}"
     );
 }
+
+/// An accept given up on (a timeout) loses no session: the next accept takes the one opened
+/// after, and it works.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn an_accept_given_up_on_loses_no_session() {
+    let (_client_node, conn, server_node, _) = pair(quick()).await;
+    let mut incoming = server_node.incoming::<bank::Wire>();
+    let nothing =
+        tokio::time::timeout(Duration::from_millis(50), incoming.accept_async()).await;
+    assert!(nothing.is_err());
+    let login = within(5, conn.client_async::<bank::Wire>()).await.unwrap();
+    let response = login.login("ann".into(), "pw".into()).unwrap();
+    let server = within(5, incoming.accept_async()).await.unwrap();
+    let bank::Login::Login(user, _, reply) = within(5, server.recv_async()).await.unwrap();
+    assert_eq!(user, "ann");
+    let _connected = reply.logged_in().unwrap();
+    assert!(matches!(
+        within(5, response.recv_async()).await.unwrap(),
+        bank::LoginResponse::LoggedIn(_)
+    ));
+}
+
+/// A typed reader that drops its endpoint while its pump waits for it to read (an unbounded
+/// protocol's `Pump::room`): the pump wakes, and the writer's session ends as closed, no hang.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_reader_dropping_its_endpoint_while_its_pump_waits_for_room_closes_the_writer() {
+    const WINDOW: u64 = 8;
+    let config = window_of(WINDOW);
+    let (_client_node, conn, server_node, _) = pair(config).await;
+    let mut incoming = server_node.incoming::<numbers::Wire>();
+    let protocol = <numbers::Wire as WireProtocol>::PROTOCOL;
+    let (raw, stream) = tokio::join!(
+        async { conn.open_async(protocol, Role::Client).await.unwrap() },
+        async { within(5, incoming.accept_async()).await.unwrap() }
+    );
+    let mut raw = raw;
+    let writer = tokio::spawn(async move {
+        for n in 0..10 * WINDOW {
+            if let Err(error) = raw.send_async(0, 0, &n).await {
+                return (raw, Some(error));
+            }
+        }
+        (raw, None)
+    });
+    // The pump has delivered a window to the reader and waits for it.
+    tokio::time::sleep(Duration::from_millis(300)).await;
+    drop(stream);
+    let (mut raw, failed) = within(5, writer).await.unwrap();
+    if let Some(error) = failed {
+        assert!(matches!(error, SessionError::PeerClosed), "{error}");
+    }
+    let end = within(5, raw.recv_async()).await.unwrap_err();
+    assert!(matches!(end, SessionError::PeerClosed), "{end}");
+}

@@ -869,3 +869,47 @@ fn a_rank_arriving_after_a_collision_learns_of_the_collision() {
         );
     }
 }
+
+/// A registration that lies (a rank beyond the size it states) fails rank 0 at once with a
+/// typed error naming it, and the liar is told the same, instead of rank 0 waiting for the
+/// ranks it expects.
+#[test]
+fn a_registration_claiming_a_rank_beyond_the_size_fails_rank_zero_at_once() {
+    let (result, told, waited) = watchdog(30, || {
+        let rendezvous = free_addr();
+        let started = Instant::now();
+        let zero = std::thread::spawn(move || builder(0, 2, rendezvous).join());
+        let mut liar = loop {
+            match std::net::TcpStream::connect(rendezvous) {
+                Ok(stream) => break stream,
+                Err(_) => std::thread::sleep(Duration::from_millis(5)),
+            }
+        };
+        write_rendezvous(
+            &mut liar,
+            true,
+            &RendezvousMessage::Register {
+                rank: 5,
+                size: 2,
+                job: None,
+                addr: "127.0.0.1:9".parse().unwrap(),
+            },
+        );
+        let told = read_rendezvous(&mut liar, false);
+        let result = zero.join().unwrap();
+        (result, told, started.elapsed())
+    });
+    assert!(
+        matches!(
+            result,
+            Err(ClusterError::SizeMismatch {
+                rank: 5,
+                size: 2,
+                expected: 2
+            })
+        ),
+        "{result:?}"
+    );
+    assert!(matches!(told, RendezvousMessage::Fail(_)), "{told:?}");
+    assert!(waited < Duration::from_secs(10), "{waited:?}");
+}
