@@ -1393,6 +1393,8 @@ fn a_typed_session_outliving_its_nodes_runtime_fails_the_receive_as_connection_l
         let (node, login) = runtime.block_on(async {
             let node = Node::builder().config(quick()).start_async().await.unwrap();
             let login = node.client_async::<bank::Wire>(addr).await.unwrap();
+            // The pump runs, and waits on the local endpoint for the user's `Login`.
+            tokio::time::sleep(Duration::from_millis(100)).await;
             (node, login)
         });
         let _server = incoming.accept().unwrap();
