@@ -1540,3 +1540,42 @@ async fn a_reader_dropping_its_endpoint_while_its_pump_waits_for_room_closes_the
     let end = within(5, raw.recv_async()).await.unwrap_err();
     assert!(matches!(end, SessionError::PeerClosed), "{end}");
 }
+
+pipes::proto! {
+    /// A bounded protocol whose client sends twice in a row: two messages may be in flight.
+    #[wire]
+    pub twice {
+        First: send { One(u8) -> Second }
+        Second: send { Two(u8) -> Answer }
+        Answer: recv { Sum(u16) -> ! }
+    }
+}
+
+/// `Config::window` also caps the messages a bounded protocol's peer may have waiting (past it
+/// the session is aborted as a violation), on the ground that "its states hold a message each
+/// at most". But a bounded protocol may send several times in a row (here twice: two states of
+/// one direction, no cycle), so a node whose window is smaller than that run aborts a peer
+/// that follows the protocol, as soon as the messages wait (here, for the accept).
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_bounded_protocol_sending_twice_in_a_row_is_no_violation_under_a_window_of_one() {
+    let config = window_of(1);
+    let (_client_node, conn, server_node, _) = pair(config).await;
+    let mut incoming = server_node.incoming::<twice::Wire>();
+    let first = within(5, conn.client_async::<twice::Wire>()).await.unwrap();
+    let answer = first.one(1).unwrap().two(2).unwrap();
+    // Both wait at the server's node until the server accepts.
+    tokio::time::sleep(Duration::from_millis(200)).await;
+    let first = within(5, incoming.accept_async()).await.unwrap();
+    let received = within(5, async {
+        let twice::First::One(one, second) = first.recv_async().await?;
+        let twice::Second::Two(two, answer) = second.recv_async().await?;
+        Ok::<_, pipes::RecvError>((one, two, answer))
+    })
+    .await;
+    let (one, two, reply) = received.unwrap_or_else(|error| {
+        panic!("a peer that followed the bounded protocol was cut off: {error}")
+    });
+    reply.sum(u16::from(one) + u16::from(two)).unwrap();
+    let twice::Answer::Sum(sum) = within(5, answer.recv_async()).await.unwrap();
+    assert_eq!(sum, 3);
+}
