@@ -1579,3 +1579,21 @@ async fn a_bounded_protocol_sending_twice_in_a_row_is_no_violation_under_a_windo
     let twice::Answer::Sum(sum) = within(5, answer.recv_async()).await.unwrap();
     assert_eq!(sum, 3);
 }
+
+/// A careless user's node opens a session with its own listening address: it dials itself,
+/// and the session runs over that loopback connection like any other.
+#[test]
+fn a_node_that_opens_a_session_with_itself_serves_it() {
+    watchdog(20, || {
+        let (node, addr) = listening();
+        let incoming = node.incoming::<bank::Wire>();
+        let server = std::thread::spawn(move || {
+            for login in incoming.take(1) {
+                serve_bank(login);
+            }
+        });
+        let login = node.client::<bank::Wire>(addr).unwrap();
+        assert_eq!(use_bank(login), [Some(30), None, Some(70)]);
+        server.join().unwrap();
+    });
+}
