@@ -1597,3 +1597,37 @@ fn a_node_that_opens_a_session_with_itself_serves_it() {
         server.join().unwrap();
     });
 }
+
+/// A node started on a runtime of its own (`start_async`) whose runtime ends while a thread
+/// waits in `Incoming::accept`: no session can arrive any more (the listener and every
+/// connection went with the runtime), so the accept must end (`None`, as for a node that shut
+/// down), as a `RawSession` outliving its node's runtime fails instead of waiting. The
+/// acceptor's sender lives in the node's registry, which only the node's shutdown clears.
+#[test]
+fn incoming_ends_when_its_nodes_runtime_is_gone() {
+    let runtime = tokio::runtime::Builder::new_current_thread()
+        .enable_all()
+        .build()
+        .unwrap();
+    let node = runtime.block_on(async {
+        Node::builder()
+            .listen("127.0.0.1:0".parse().unwrap())
+            .config(quick())
+            .start_async()
+            .await
+            .unwrap()
+    });
+    let mut incoming = node.incoming::<bank::Wire>();
+    drop(runtime);
+    let (done, accepted) = std::sync::mpsc::channel();
+    std::thread::spawn(move || {
+        let _ = done.send(incoming.accept().is_none());
+    });
+    let ended = accepted.recv_timeout(Duration::from_secs(5));
+    drop(node);
+    assert_eq!(
+        ended,
+        Ok(true),
+        "an accept on a node whose runtime is gone still waits after 5 s (a hang)"
+    );
+}
