@@ -1631,3 +1631,42 @@ fn incoming_ends_when_its_nodes_runtime_is_gone() {
         "an accept on a node whose runtime is gone still waits after 5 s (a hang)"
     );
 }
+
+mod orders {
+    pipes::proto! {
+        /// A protocol named like another of the program's (`events`), in a module of its own.
+        #[wire]
+        pub events {
+            Start: send { Order(u64) -> ! }
+        }
+    }
+}
+
+mod alerts {
+    pipes::proto! {
+        /// Another protocol named `events`, with other messages.
+        #[wire]
+        pub events {
+            Start: send { Alert(String) -> ! }
+        }
+    }
+}
+
+/// Two different `#[wire]` protocols that happen to share a name (in two modules, or two
+/// crates): a node serving both keys them by name alone (`Node::serve`'s registry), so serving
+/// the second silently replaces the first. The first `Incoming` ends (`None`, as if the node
+/// had shut down), and peers opening the first are refused as incompatible. `Node::incoming`'s
+/// docs say only that serving `P` again replaces its `Incoming`.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn two_protocols_sharing_a_name_can_be_served_by_one_node() {
+    let (_client_node, conn, server_node, _) = pair(quick()).await;
+    let mut orders = server_node.incoming::<orders::events::Wire>();
+    let _alerts = server_node.incoming::<alerts::events::Wire>();
+    let opened = within(5, conn.client_async::<orders::events::Wire>()).await;
+    let start = opened.unwrap_or_else(|error| {
+        panic!("opening the first protocol after the second was served: {error}")
+    });
+    start.order(7).unwrap();
+    let served = within(5, orders.accept_async()).await;
+    assert!(served.is_some(), "the first protocol's Incoming ended");
+}
