@@ -1493,8 +1493,7 @@ fn a_deeply_nested_payload_from_a_peer_is_a_violation_not_a_stack_overflow() {
 async fn an_accept_given_up_on_loses_no_session() {
     let (_client_node, conn, server_node, _) = pair(quick()).await;
     let mut incoming = server_node.incoming::<bank::Wire>();
-    let nothing =
-        tokio::time::timeout(Duration::from_millis(50), incoming.accept_async()).await;
+    let nothing = tokio::time::timeout(Duration::from_millis(50), incoming.accept_async()).await;
     assert!(nothing.is_err());
     let login = within(5, conn.client_async::<bank::Wire>()).await.unwrap();
     let response = login.login("ann".into(), "pw".into()).unwrap();

@@ -774,11 +774,8 @@ fn a_silent_connection_to_a_ranks_listener_does_not_stop_the_rendezvous() {
     let result = watchdog(60, || {
         let rendezvous = std::net::TcpListener::bind("127.0.0.1:0").unwrap();
         let addr = rendezvous.local_addr().unwrap();
-        let one = std::thread::spawn(move || {
-            builder(1, 2, addr)
-                .timeout(Duration::from_secs(3))
-                .join()
-        });
+        let one =
+            std::thread::spawn(move || builder(1, 2, addr).timeout(Duration::from_secs(3)).join());
         let (mut registration, _) = rendezvous.accept().unwrap();
         let RendezvousMessage::Register {
             rank: 1,
