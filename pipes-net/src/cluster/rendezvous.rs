@@ -306,12 +306,26 @@ pub(super) async fn link(
             return Ok(());
         };
         let mut waiting = me.rank;
+        // Each stream's hello is read in a task of its own, as `gather` reads registrations:
+        // a stream that connects and stays silent (a port scanner) holds up no lower rank.
+        let mut hellos = JoinSet::new();
         while waiting > 0 {
-            let (mut stream, _) = listener.accept().await?;
-            let _ = stream.set_nodelay(true);
+            let (stream, hello) = tokio::select! {
+                accepted = listener.accept() => {
+                    let (mut stream, _) = accepted?;
+                    let _ = stream.set_nodelay(true);
+                    hellos.spawn(async move {
+                        let hello =
+                            tokio::time::timeout_at(deadline, read_message(&mut stream, true))
+                                .await;
+                        (stream, hello)
+                    });
+                    continue;
+                }
+                Some(Ok(said)) = hellos.join_next() => said,
+            };
             // A stream that does not say it is a lower rank of this job is dropped.
-            let Ok(Message::Peer { rank, size, job }) = read_message(&mut stream, true).await
-            else {
+            let Ok(Ok(Message::Peer { rank, size, job })) = hello else {
                 continue;
             };
             let Ok(rank) = usize::try_from(rank) else {
