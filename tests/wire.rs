@@ -1408,6 +1408,33 @@ fn a_typed_session_outliving_its_nodes_runtime_fails_the_receive_as_connection_l
     assert_eq!(error.cause(), Cause::ConnectionLost, "{error}");
 }
 
+/// As above, but the node's runtime ends before the pump's task is ever polled (it was
+/// spawned as `client_async` returned, and nothing ran the runtime after): the pump's future
+/// still holds its start state's endpoint, whose drop must say the connection is gone too.
+#[test]
+fn a_typed_session_whose_pump_never_ran_fails_the_receive_as_connection_lost() {
+    let error = watchdog(30, || {
+        let (server_node, addr) = listening();
+        let mut incoming = server_node.incoming::<bank::Wire>();
+        let runtime = tokio::runtime::Builder::new_current_thread()
+            .enable_all()
+            .build()
+            .unwrap();
+        let (node, login) = runtime.block_on(async {
+            let node = Node::builder().config(quick()).start_async().await.unwrap();
+            let login = node.client_async::<bank::Wire>(addr).await.unwrap();
+            (node, login)
+        });
+        let _server = incoming.accept().unwrap();
+        let response = login.login("ann".into(), "pw".into()).unwrap();
+        drop(runtime);
+        let error = response.recv().unwrap_err();
+        drop(node);
+        error
+    });
+    assert_eq!(error.cause(), Cause::ConnectionLost, "{error}");
+}
+
 /// A recursive payload type, as a tree or a list is: each level is one byte in postcard.
 #[derive(Debug, serde::Serialize, serde::Deserialize)]
 pub enum Nest {
