@@ -409,7 +409,8 @@ async fn accept_loop(node: Weak<Inner>, listener: Option<TcpListener>, serving: 
 ///   that returns drops its runtime with every task on it). Dropping it instead starts the
 ///   same shutdown as a task on that runtime, which delivers only if the runtime runs on.
 ///   Once that runtime is gone, `shutdown` (awaited elsewhere) and the drop end at once: the
-///   node's connections are cut without delivering, their sessions fail.
+///   node's connections are cut without delivering, their sessions fail, and its acceptors
+///   end, since no session can arrive any more.
 pub struct Node {
     inner: Arc<Inner>,
     thread: Option<std::thread::JoinHandle<()>>,
