@@ -1333,3 +1333,366 @@ fn a_node_dropped_while_its_pump_waits_for_the_user_to_read_fails_the_receive_af
         assert_eq!(error.cause(), Cause::ConnectionLost, "{error}");
     });
 }
+
+pipes::proto! {
+    /// A message this build compiles out. The fingerprint leaves attributes out and the
+    /// message keeps its index, so a build with it compiled in has the same fingerprint and
+    /// may send it.
+    #[wire]
+    pub gated {
+        Start: send {
+            A(u8) -> !,
+            #[cfg(any())]
+            B(u16) -> !,
+        }
+    }
+}
+
+/// A peer sends the message this end compiled out (index 1 of a state of two messages, so
+/// `Pump::remote` lets it through): the generated pump's arm for it is compiled out, and its
+/// fallback arm (`_ => None` in `codegen/wire.rs`, `off_the_wire`) ends the pump with no
+/// violation. Its drop then closes the session cleanly, so the peer sees `PeerClosed`, and the
+/// held endpoint closes with no cause set, so the user sees `ConnectionLost`: neither hears
+/// that the peer sent a message this end cannot take.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_message_this_build_compiled_out_is_a_violation() {
+    let (_client_node, conn, server_node, _) = pair(quick()).await;
+    let mut incoming = server_node.incoming::<gated::Wire>();
+    let protocol = <gated::Wire as WireProtocol>::PROTOCOL;
+    let (mut raw, start) = tokio::join!(
+        async { conn.open_async(protocol, Role::Client).await.unwrap() },
+        async { within(5, incoming.accept_async()).await.unwrap() }
+    );
+    // `B(u16)`, as a build with it compiled in sends it.
+    raw.send_async(0, 1, &7u16).await.unwrap();
+    let peer = within(5, raw.recv_async()).await;
+    let user = within(5, start.recv_async()).await;
+    assert!(
+        matches!(peer, Err(SessionError::Violation(_))),
+        "the peer that sent a message this end compiled out got {peer:?}, not a violation"
+    );
+    let error = user.err().expect("no message was delivered");
+    assert_eq!(error.cause(), Cause::Violation, "{error}");
+}
+
+/// The user sent, and its node's runtime ended before the pump took the message (a
+/// `start_async` node whose runtime was dropped): the user's receive must fail, and say the
+/// connection is gone, as it does for a pump dropped while it waits on the peer (`Held`'s
+/// drop closes with `ConnectionLost`). The pump was waiting on the local endpoint
+/// (`Pump::local`, a plain `RecvFuture`), whose drop drops the endpoint, and the message in
+/// its lane, with no cause.
+#[test]
+fn a_typed_session_outliving_its_nodes_runtime_fails_the_receive_as_connection_lost() {
+    let error = watchdog(30, || {
+        let (server_node, addr) = listening();
+        let mut incoming = server_node.incoming::<bank::Wire>();
+        let runtime = tokio::runtime::Builder::new_current_thread()
+            .enable_all()
+            .build()
+            .unwrap();
+        let (node, login) = runtime.block_on(async {
+            let node = Node::builder().config(quick()).start_async().await.unwrap();
+            let login = node.client_async::<bank::Wire>(addr).await.unwrap();
+            // The pump runs, and waits on the local endpoint for the user's `Login`.
+            tokio::time::sleep(Duration::from_millis(100)).await;
+            (node, login)
+        });
+        let _server = incoming.accept().unwrap();
+        // The runtime is not running: the message waits in the lane to the pump.
+        let response = login.login("ann".into(), "pw".into()).unwrap();
+        drop(runtime);
+        let error = response.recv().unwrap_err();
+        drop(node);
+        error
+    });
+    assert_eq!(error.cause(), Cause::ConnectionLost, "{error}");
+}
+
+/// As above, but the node's runtime ends before the pump's task is ever polled (it was
+/// spawned as `client_async` returned, and nothing ran the runtime after): the pump's future
+/// still holds its start state's endpoint, whose drop must say the connection is gone too.
+#[test]
+fn a_typed_session_whose_pump_never_ran_fails_the_receive_as_connection_lost() {
+    let error = watchdog(30, || {
+        let (server_node, addr) = listening();
+        let mut incoming = server_node.incoming::<bank::Wire>();
+        let runtime = tokio::runtime::Builder::new_current_thread()
+            .enable_all()
+            .build()
+            .unwrap();
+        let (node, login) = runtime.block_on(async {
+            let node = Node::builder().config(quick()).start_async().await.unwrap();
+            let login = node.client_async::<bank::Wire>(addr).await.unwrap();
+            (node, login)
+        });
+        let _server = incoming.accept().unwrap();
+        let response = login.login("ann".into(), "pw".into()).unwrap();
+        drop(runtime);
+        let error = response.recv().unwrap_err();
+        drop(node);
+        error
+    });
+    assert_eq!(error.cause(), Cause::ConnectionLost, "{error}");
+}
+
+/// A recursive payload type, as a tree or a list is: each level is one byte in postcard.
+#[derive(Debug, serde::Serialize, serde::Deserialize)]
+pub enum Nest {
+    End,
+    More(Box<Nest>),
+}
+
+pipes::proto! {
+    /// A protocol whose payload nests.
+    #[wire]
+    pub nests {
+        Start: send { Tree(Nest) -> ! }
+    }
+}
+
+/// A hostile peer sends a payload of a recursive type nested a million deep (1 MB, far under
+/// the 64 MiB `max_message`). The pump decodes it on the node's runtime with postcard, which
+/// has no recursion limit (serde_json stops at 128): the decode recurses once per level and
+/// overflows the worker thread's stack, which aborts the whole process (`catch_unwind` in
+/// `Pump::take` cannot catch that). Expected: the session is refused as a violation, the
+/// process lives. Run in a child process of this test binary, so that the abort fails this
+/// test alone.
+#[test]
+fn a_deeply_nested_payload_from_a_peer_is_a_violation_not_a_stack_overflow() {
+    const VICTIM: &str = "PIPES_TEST_NESTED_PAYLOAD_VICTIM";
+    const NAME: &str = "a_deeply_nested_payload_from_a_peer_is_a_violation_not_a_stack_overflow";
+    if std::env::var_os(VICTIM).is_some() {
+        let runtime = tokio::runtime::Builder::new_multi_thread()
+            .worker_threads(2)
+            .enable_all()
+            .build()
+            .unwrap();
+        runtime.block_on(async {
+            let (_client_node, conn, server_node, _) = pair(quick()).await;
+            let mut incoming = server_node.incoming::<nests::Wire>();
+            let protocol = <nests::Wire as WireProtocol>::PROTOCOL;
+            let (mut raw, _start) = tokio::join!(
+                async { conn.open_async(protocol, Role::Client).await.unwrap() },
+                async { within(5, incoming.accept_async()).await.unwrap() }
+            );
+            // `More(More(...(End)))`: variant 1 a million times, then variant 0.
+            let mut bytes = vec![1u8; 1 << 20];
+            bytes.push(0);
+            raw.send_async(0, 0, &BytesPayload(bytes)).await.unwrap();
+            let answer = within(20, raw.recv_async()).await;
+            assert!(
+                matches!(answer, Err(SessionError::Violation(_))),
+                "{answer:?}"
+            );
+        });
+        return;
+    }
+    let mut child = std::process::Command::new(std::env::current_exe().unwrap())
+        .args([NAME, "--exact", "--nocapture", "--test-threads=1"])
+        .env(VICTIM, "1")
+        .stdout(std::process::Stdio::null())
+        .stderr(std::process::Stdio::piped())
+        .spawn()
+        .unwrap();
+    let started = std::time::Instant::now();
+    let status = loop {
+        if let Some(status) = child.try_wait().unwrap() {
+            break status;
+        }
+        if started.elapsed() > Duration::from_secs(60) {
+            let _ = child.kill();
+            panic!("the victim process still runs after 60 s (a hang)");
+        }
+        std::thread::sleep(Duration::from_millis(50));
+    };
+    let mut stderr = String::new();
+    std::io::Read::read_to_string(&mut child.stderr.take().unwrap(), &mut stderr).unwrap();
+    let tail: String = stderr.lines().rev().take(4).collect::<Vec<_>>().join(" | ");
+    assert!(
+        status.success(),
+        "a peer's nested payload killed the node's process: {status}; stderr ends: {tail}"
+    );
+}
+
+/// An accept given up on (a timeout) loses no session: the next accept takes the one opened
+/// after, and it works.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn an_accept_given_up_on_loses_no_session() {
+    let (_client_node, conn, server_node, _) = pair(quick()).await;
+    let mut incoming = server_node.incoming::<bank::Wire>();
+    let nothing = tokio::time::timeout(Duration::from_millis(50), incoming.accept_async()).await;
+    assert!(nothing.is_err());
+    let login = within(5, conn.client_async::<bank::Wire>()).await.unwrap();
+    let response = login.login("ann".into(), "pw".into()).unwrap();
+    let server = within(5, incoming.accept_async()).await.unwrap();
+    let bank::Login::Login(user, _, reply) = within(5, server.recv_async()).await.unwrap();
+    assert_eq!(user, "ann");
+    let _connected = reply.logged_in().unwrap();
+    assert!(matches!(
+        within(5, response.recv_async()).await.unwrap(),
+        bank::LoginResponse::LoggedIn(_)
+    ));
+}
+
+/// A typed reader that drops its endpoint while its pump waits for it to read (an unbounded
+/// protocol's `Pump::room`): the pump wakes, and the writer's session ends as closed, no hang.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_reader_dropping_its_endpoint_while_its_pump_waits_for_room_closes_the_writer() {
+    const WINDOW: u64 = 8;
+    let config = window_of(WINDOW);
+    let (_client_node, conn, server_node, _) = pair(config).await;
+    let mut incoming = server_node.incoming::<numbers::Wire>();
+    let protocol = <numbers::Wire as WireProtocol>::PROTOCOL;
+    let (raw, stream) = tokio::join!(
+        async { conn.open_async(protocol, Role::Client).await.unwrap() },
+        async { within(5, incoming.accept_async()).await.unwrap() }
+    );
+    let mut raw = raw;
+    let writer = tokio::spawn(async move {
+        for n in 0..10 * WINDOW {
+            if let Err(error) = raw.send_async(0, 0, &n).await {
+                return (raw, Some(error));
+            }
+        }
+        (raw, None)
+    });
+    // The pump has delivered a window to the reader and waits for it.
+    tokio::time::sleep(Duration::from_millis(300)).await;
+    drop(stream);
+    let (mut raw, failed) = within(5, writer).await.unwrap();
+    if let Some(error) = failed {
+        assert!(matches!(error, SessionError::PeerClosed), "{error}");
+    }
+    let end = within(5, raw.recv_async()).await.unwrap_err();
+    assert!(matches!(end, SessionError::PeerClosed), "{end}");
+}
+
+pipes::proto! {
+    /// A bounded protocol whose client sends twice in a row: two messages may be in flight.
+    #[wire]
+    pub twice {
+        First: send { One(u8) -> Second }
+        Second: send { Two(u8) -> Answer }
+        Answer: recv { Sum(u16) -> ! }
+    }
+}
+
+/// `Config::window` also caps the messages a bounded protocol's peer may have waiting (past it
+/// the session is aborted as a violation), on the ground that "its states hold a message each
+/// at most". But a bounded protocol may send several times in a row (here twice: two states of
+/// one direction, no cycle), so a node whose window is smaller than that run aborts a peer
+/// that follows the protocol, as soon as the messages wait (here, for the accept).
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_bounded_protocol_sending_twice_in_a_row_is_no_violation_under_a_window_of_one() {
+    let config = window_of(1);
+    let (_client_node, conn, server_node, _) = pair(config).await;
+    let mut incoming = server_node.incoming::<twice::Wire>();
+    let first = within(5, conn.client_async::<twice::Wire>()).await.unwrap();
+    let answer = first.one(1).unwrap().two(2).unwrap();
+    // Both wait at the server's node until the server accepts.
+    tokio::time::sleep(Duration::from_millis(200)).await;
+    let first = within(5, incoming.accept_async()).await.unwrap();
+    let received = within(5, async {
+        let twice::First::One(one, second) = first.recv_async().await?;
+        let twice::Second::Two(two, answer) = second.recv_async().await?;
+        Ok::<_, pipes::RecvError>((one, two, answer))
+    })
+    .await;
+    let (one, two, reply) = received.unwrap_or_else(|error| {
+        panic!("a peer that followed the bounded protocol was cut off: {error}")
+    });
+    reply.sum(u16::from(one) + u16::from(two)).unwrap();
+    let twice::Answer::Sum(sum) = within(5, answer.recv_async()).await.unwrap();
+    assert_eq!(sum, 3);
+}
+
+/// A careless user's node opens a session with its own listening address: it dials itself,
+/// and the session runs over that loopback connection like any other.
+#[test]
+fn a_node_that_opens_a_session_with_itself_serves_it() {
+    watchdog(20, || {
+        let (node, addr) = listening();
+        let incoming = node.incoming::<bank::Wire>();
+        let server = std::thread::spawn(move || {
+            for login in incoming.take(1) {
+                serve_bank(login);
+            }
+        });
+        let login = node.client::<bank::Wire>(addr).unwrap();
+        assert_eq!(use_bank(login), [Some(30), None, Some(70)]);
+        server.join().unwrap();
+    });
+}
+
+/// A node started on a runtime of its own (`start_async`) whose runtime ends while a thread
+/// waits in `Incoming::accept`: no session can arrive any more (the listener and every
+/// connection went with the runtime), so the accept must end (`None`, as for a node that shut
+/// down), as a `RawSession` outliving its node's runtime fails instead of waiting. The
+/// acceptor's sender lives in the node's registry, which only the node's shutdown clears.
+#[test]
+fn incoming_ends_when_its_nodes_runtime_is_gone() {
+    let runtime = tokio::runtime::Builder::new_current_thread()
+        .enable_all()
+        .build()
+        .unwrap();
+    let node = runtime.block_on(async {
+        Node::builder()
+            .listen("127.0.0.1:0".parse().unwrap())
+            .config(quick())
+            .start_async()
+            .await
+            .unwrap()
+    });
+    let mut incoming = node.incoming::<bank::Wire>();
+    drop(runtime);
+    let (done, accepted) = std::sync::mpsc::channel();
+    std::thread::spawn(move || {
+        let _ = done.send(incoming.accept().is_none());
+    });
+    let ended = accepted.recv_timeout(Duration::from_secs(5));
+    drop(node);
+    assert_eq!(
+        ended,
+        Ok(true),
+        "an accept on a node whose runtime is gone still waits after 5 s (a hang)"
+    );
+}
+
+mod orders {
+    pipes::proto! {
+        /// A protocol named like another of the program's (`events`), in a module of its own.
+        #[wire]
+        pub events {
+            Start: send { Order(u64) -> ! }
+        }
+    }
+}
+
+mod alerts {
+    pipes::proto! {
+        /// Another protocol named `events`, with other messages.
+        #[wire]
+        pub events {
+            Start: send { Alert(String) -> ! }
+        }
+    }
+}
+
+/// Two different `#[wire]` protocols that happen to share a name (in two modules, or two
+/// crates): a node serving both keys them by name alone (`Node::serve`'s registry), so serving
+/// the second silently replaces the first. The first `Incoming` ends (`None`, as if the node
+/// had shut down), and peers opening the first are refused as incompatible. `Node::incoming`'s
+/// docs say only that serving `P` again replaces its `Incoming`.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn two_protocols_sharing_a_name_can_be_served_by_one_node() {
+    let (_client_node, conn, server_node, _) = pair(quick()).await;
+    let mut orders = server_node.incoming::<orders::events::Wire>();
+    let _alerts = server_node.incoming::<alerts::events::Wire>();
+    let opened = within(5, conn.client_async::<orders::events::Wire>()).await;
+    let start = opened.unwrap_or_else(|error| {
+        panic!("opening the first protocol after the second was served: {error}")
+    });
+    start.order(7).unwrap();
+    let served = within(5, orders.accept_async()).await;
+    assert!(served.is_some(), "the first protocol's Incoming ended");
+}

@@ -137,4 +137,6 @@ pub mod __private {
     pub use crate::session::RawSession;
     pub use crate::wire::WireProtocol;
     pub use core::option::Option::{self, None, Some};
+    pub use pipes_runtime::__private::CloseWith;
+    pub use pipes_runtime::Cause;
 }

@@ -4,6 +4,7 @@
 use std::collections::HashMap;
 use std::io;
 use std::net::SocketAddr;
+use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::{Arc, Mutex, Weak};
 use std::time::Duration;
 
@@ -181,6 +182,9 @@ impl Default for Config {
 #[derive(Default)]
 pub(crate) struct Registry {
     served: Mutex<HashMap<&'static str, Serve>>,
+    /// Set (under `served`'s lock) once no session can arrive any more: the node's shutdown
+    /// began, or its runtime is gone. Nothing is served after that.
+    closed: AtomicBool,
 }
 
 /// One served protocol.
@@ -194,6 +198,38 @@ pub(crate) struct Serve {
 impl Registry {
     pub(crate) fn get(&self, name: &str) -> Option<Serve> {
         lock(&self.served).get(name).cloned()
+    }
+
+    /// Serves `serve`'s protocol, replacing the acceptor of its name; once closed, drops it
+    /// instead, so its acceptor ends at once rather than waiting for what cannot arrive.
+    fn serve(&self, serve: Serve) {
+        let mut served = lock(&self.served);
+        if !self.closed.load(Ordering::Relaxed) {
+            served.insert(serve.protocol.name, serve);
+        }
+    }
+
+    /// Serves nothing any more: every acceptor's sender is dropped, so an acceptor waiting for
+    /// a session gets `None`, and one not accepted yet is closed.
+    fn close(&self) {
+        let mut served = lock(&self.served);
+        self.closed.store(true, Ordering::Relaxed);
+        let served = std::mem::take(&mut *served);
+        // Dropped outside the lock: dropping a sender wakes its acceptor.
+        drop(served);
+    }
+}
+
+/// The accept loop's hold on its node's registry, which closes it however the loop ends: the
+/// node shut down or is gone, or the loop's task was dropped with its runtime (a `start_async`
+/// node's runtime that ended before its node), which took the listener and every connection
+/// with it. Without it an acceptor's sender would stay in the registry of a node whose
+/// runtime is gone, and its `accept` would wait forever.
+struct Serving(Arc<Registry>);
+
+impl Drop for Serving {
+    fn drop(&mut self) {
+        self.0.close();
     }
 }
 
@@ -302,17 +338,26 @@ impl Builder {
             finished,
             pumps: Arc::new(Pumps::default()),
         });
-        if let Some(listener) = listener {
-            inner
-                .handle
-                .spawn(accept_loop(Arc::downgrade(&inner), listener));
-        }
+        // Spawned for a node that does not listen too: its task is how the registry learns
+        // that the runtime is gone (see `Serving`).
+        let serving = Serving(inner.registry.clone());
+        inner
+            .handle
+            .spawn(accept_loop(Arc::downgrade(&inner), listener, serving));
         Ok(inner)
     }
 }
 
-async fn accept_loop(node: Weak<Inner>, listener: TcpListener) {
+/// Accepts connections while the node runs (if it listens), holding `serving` until the node
+/// shuts down or is gone.
+async fn accept_loop(node: Weak<Inner>, listener: Option<TcpListener>, serving: Serving) {
+    let _serving = serving;
     let Some(mut stop) = node.upgrade().map(|node| node.shutdown.subscribe()) else {
+        return;
+    };
+    let Some(listener) = listener else {
+        // Ends with the shutdown, or when the node is gone (its sender dropped).
+        crate::connection::stopped(&mut stop).await;
         return;
     };
     loop {
@@ -364,7 +409,8 @@ async fn accept_loop(node: Weak<Inner>, listener: TcpListener) {
 ///   that returns drops its runtime with every task on it). Dropping it instead starts the
 ///   same shutdown as a task on that runtime, which delivers only if the runtime runs on.
 ///   Once that runtime is gone, `shutdown` (awaited elsewhere) and the drop end at once: the
-///   node's connections are cut without delivering, their sessions fail.
+///   node's connections are cut without delivering, their sessions fail, and its acceptors
+///   end, since no session can arrive any more.
 pub struct Node {
     inner: Arc<Inner>,
     thread: Option<std::thread::JoinHandle<()>>,
@@ -502,17 +548,15 @@ impl Node {
     /// [`Acceptor`]. A peer opening it with another fingerprint, or in the same role, gets
     /// [`ConnectError::Incompatible`]; one opening a protocol nobody serves, or after the
     /// acceptor was dropped, [`ConnectError::Refused`]. Serving a name again replaces the
-    /// acceptor.
+    /// acceptor. The acceptor ends (`None`) when the node shuts down, or when its runtime is
+    /// gone (a [`Builder::start_async`] node's runtime that ended first).
     pub fn serve(&self, protocol: Protocol, role: Role) -> Acceptor {
         let (acceptor, sessions) = mpsc::unbounded_channel();
-        lock(&self.inner.registry.served).insert(
-            protocol.name,
-            crate::node::Serve {
-                protocol,
-                role,
-                acceptor,
-            },
-        );
+        self.inner.registry.serve(Serve {
+            protocol,
+            role,
+            acceptor,
+        });
         Acceptor {
             sessions,
             protocol: protocol.name,
@@ -590,7 +634,7 @@ impl Node {
             return;
         }
         // Acceptors waiting for sessions get `None`; sessions not accepted yet are closed.
-        lock(&self.inner.registry.served).clear();
+        self.inner.registry.close();
         let done = Finished(self.inner.clone());
         // The task's future owns `done`: however it ends, its drop ends the shutdown. On a
         // runtime that is gone (a `start_async` node's, ended before its node), `spawn` drops

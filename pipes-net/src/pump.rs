@@ -18,9 +18,11 @@
 //! Each returns `None` when the session cannot go on, after doing what ends it: a violation
 //! aborts the session, a local endpoint that is gone closes it, and a failed session is
 //! dropped. [`run`] steps until then. The local endpoint a step holds is [`Held`] meanwhile
-//! (the one it receives from is inside [`Pump::local`]): when the step ends early, it is closed
-//! with the [`Cause`] of the failure, so the user's endpoint learns why in its `RecvError`
-//! instead of waiting forever.
+//! (the one it receives from is inside [`Pump::local`], guarded alike, and the start state's
+//! is held from the pump's spawn): when the step ends early, it is closed with the [`Cause`]
+//! of the failure, so the user's endpoint learns why in its `RecvError` instead of waiting
+//! forever; when the pump is dropped (its node's runtime ended), with
+//! [`Cause::ConnectionLost`], as the connections of that runtime are.
 //!
 //! Payloads reach serde only through [`payload`], which checks that a payload type is a
 //! [`WirePayload`]: generated code calls it (through a check of its own that names the
@@ -151,13 +153,33 @@ pub trait PumpState: Sized + Send + 'static {
     /// Moves one message of this state (either way), and returns the pump in the next state,
     /// or `None` when the session is over (the protocol ended, or it cannot go on).
     fn step(self, pump: &mut Pump) -> impl Future<Output = Option<Self>> + Send;
+
+    /// Closes the local endpoint, leaving `cause` for the user's: how a pump whose task is
+    /// dropped before its first step (with its node's runtime) ends the session.
+    fn close_with(self, cause: Cause);
+}
+
+/// A pump in its start state, as an endpoint [`Held`] can close.
+struct Start<S>(S);
+
+impl<S: PumpState> CloseWith for Start<S> {
+    fn close_with(self, cause: Cause) {
+        self.0.close_with(cause);
+    }
 }
 
 /// Runs a pump from `state` over `session`: the task a typed session's node spawns.
 pub fn pump<S: PumpState>(state: S, session: RawSession) -> PumpTask {
     // Registered now, not at the task's first poll: a node shut down before that waits for it.
     let mark = session.register_pump();
-    Box::pin(run(state, session, mark))
+    // Held now too: a task dropped before its first poll (its node's runtime ended first)
+    // closes the user's endpoint as a lost connection, not as a peer that closed.
+    let cause = Arc::default();
+    let start = Held {
+        endpoint: Some(Start(state)),
+        cause: Arc::clone(&cause),
+    };
+    Box::pin(run(start, session, mark, cause))
 }
 
 /// The pump's endpoint for the start state, made to report what the pump takes from it, so that
@@ -178,10 +200,16 @@ pub fn idle(session: RawSession) -> PumpTask {
     Box::pin(std::future::ready(()))
 }
 
-async fn run<S: PumpState>(mut state: S, session: RawSession, mark: PumpMark) {
+async fn run<S: PumpState>(
+    start: Held<Start<S>>,
+    session: RawSession,
+    mark: PumpMark,
+    cause: Arc<OnceLock<Cause>>,
+) {
+    let Start(mut state) = start.into_inner();
     let mut pump = Pump {
         session: Some(session),
-        cause: Arc::default(),
+        cause,
         mark,
         payload: Bytes::new(),
         state: 0,
@@ -228,13 +256,16 @@ impl Pump {
     where
         E: RecvEndpoint + CloseWith,
     {
-        let mut recv: RecvFuture<E> = Recv::recv_async(endpoint);
-        let session = self.session.as_mut()?;
+        let Some(session) = self.session.as_mut() else {
+            endpoint.close_with(self.cause());
+            return None;
+        };
+        let mut recv = LocalRecv(Some(Recv::recv_async(endpoint)));
         let mark = &mut self.mark;
         let local = loop {
             tokio::select! {
                 biased;
-                received = &mut recv => break match received {
+                received = recv.future() => break match received {
                     Ok(message) => Local::Message(message),
                     Err(_) => Local::Gone,
                 },
@@ -523,6 +554,33 @@ impl<E: CloseWith> Drop for Held<E> {
             // No cause: the pump was dropped mid-step, with its node's runtime.
             let cause = self.cause.get().copied().unwrap_or(Cause::ConnectionLost);
             endpoint.close_with(cause);
+        }
+    }
+}
+
+/// [`Pump::local`]'s receive, which closes the endpoint as [`Held`] does if the pump is dropped
+/// while it waits (a plain [`RecvFuture`]'s drop would close it with no cause, which the user
+/// reads as its peer closing).
+struct LocalRecv<E: RecvEndpoint + CloseWith>(Option<RecvFuture<E>>);
+
+impl<E: RecvEndpoint + CloseWith> LocalRecv<E> {
+    /// The receive, to poll until it resolves.
+    fn future(&mut self) -> &mut RecvFuture<E> {
+        self.0
+            .as_mut()
+            .expect("a receive is cancelled only at its end")
+    }
+
+    /// Stops the receive: the endpoint, unless it resolved.
+    fn cancel(mut self) -> Option<E> {
+        self.0.take().and_then(RecvFuture::cancel)
+    }
+}
+
+impl<E: RecvEndpoint + CloseWith> Drop for LocalRecv<E> {
+    fn drop(&mut self) {
+        if let Some(endpoint) = self.0.take().and_then(RecvFuture::cancel) {
+            endpoint.close_with(Cause::ConnectionLost);
         }
     }
 }

@@ -98,7 +98,7 @@ impl Node {
 
 /// The sessions of `P` that peers open with a node, each handed out as the server's endpoint
 /// for the start state: from [`Node::incoming`]. Also an [`Iterator`] (blocking) that ends when
-/// the node shuts down.
+/// the node shuts down, or its runtime is gone.
 pub struct Incoming<P: WireProtocol> {
     acceptor: Acceptor,
     handle: tokio::runtime::Handle,
@@ -124,7 +124,7 @@ impl<P: WireProtocol> Incoming<P> {
     }
 
     /// The next session a peer opens, as the server's endpoint for the start state; `None`
-    /// once the node has shut down.
+    /// once the node has shut down, or its runtime is gone.
     pub async fn accept_async(&mut self) -> Option<P::Server> {
         let session = self.acceptor.accept_async().await?;
         let (server, pump) = P::server(session);

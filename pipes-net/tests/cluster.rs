@@ -712,3 +712,201 @@ fn four_processes_started_with_open_mpi_variables_by_hand_run_the_ring() {
         );
     });
 }
+
+// ---- a rank's peer listener, as a stray sees it ----
+
+/// The rendezvous's messages as the crate writes them (postcard, variants in this order): what a
+/// test that plays rank 0 by hand reads and writes.
+#[derive(Debug, serde::Serialize, serde::Deserialize)]
+enum RendezvousMessage {
+    Register {
+        rank: u64,
+        size: u64,
+        job: Option<String>,
+        addr: SocketAddr,
+    },
+    Table(Vec<SocketAddr>),
+    Fail(()),
+    Peer {
+        rank: u64,
+        size: u64,
+        job: Option<String>,
+    },
+}
+
+const RENDEZVOUS_MAGIC: &[u8; 16] = b"pipes-cluster/1\n";
+
+fn write_rendezvous(stream: &mut std::net::TcpStream, magic: bool, message: &RendezvousMessage) {
+    use std::io::Write;
+    let body = postcard::to_stdvec(message).unwrap();
+    if magic {
+        stream.write_all(RENDEZVOUS_MAGIC).unwrap();
+    }
+    stream
+        .write_all(&(body.len() as u32).to_be_bytes())
+        .unwrap();
+    stream.write_all(&body).unwrap();
+}
+
+fn read_rendezvous(stream: &mut std::net::TcpStream, magic: bool) -> RendezvousMessage {
+    use std::io::Read;
+    if magic {
+        let mut start = [0; 16];
+        stream.read_exact(&mut start).unwrap();
+        assert_eq!(&start, RENDEZVOUS_MAGIC);
+    }
+    let mut len = [0; 4];
+    stream.read_exact(&mut len).unwrap();
+    let mut body = vec![0; u32::from_be_bytes(len) as usize];
+    stream.read_exact(&mut body).unwrap();
+    postcard::from_bytes(&body).unwrap()
+}
+
+/// A connection to a rank's own listener (where lower ranks dial it after the table) that says
+/// nothing, as a port scanner's or a health check's: rank 0's rendezvous reads each arrival in a
+/// task of its own so that such a stream holds up no one, but the ranks' pairwise step reads
+/// the streams at their listener one at a time (`rendezvous.rs`, `link`'s `accept`), so the
+/// silent one keeps rank 0's real dial waiting until the deadline, and rank 1 fails with a
+/// timeout naming rank 0, which did dial it. Here the test plays rank 0 by hand, so it knows
+/// rank 1's listener.
+#[test]
+fn a_silent_connection_to_a_ranks_listener_does_not_stop_the_rendezvous() {
+    let result = watchdog(60, || {
+        let rendezvous = std::net::TcpListener::bind("127.0.0.1:0").unwrap();
+        let addr = rendezvous.local_addr().unwrap();
+        let one =
+            std::thread::spawn(move || builder(1, 2, addr).timeout(Duration::from_secs(3)).join());
+        let (mut registration, _) = rendezvous.accept().unwrap();
+        let RendezvousMessage::Register {
+            rank: 1,
+            size: 2,
+            job: None,
+            addr: listener,
+        } = read_rendezvous(&mut registration, true)
+        else {
+            panic!("not rank 1's registration")
+        };
+        // The stray reaches rank 1's listener first, and stays silent.
+        let stray = std::net::TcpStream::connect(listener).unwrap();
+        write_rendezvous(
+            &mut registration,
+            false,
+            &RendezvousMessage::Table(vec![addr, listener]),
+        );
+        // Rank 0 dials rank 1, as the lower rank of the pair, and runs a connection over it.
+        let mut dialed = std::net::TcpStream::connect(listener).unwrap();
+        write_rendezvous(
+            &mut dialed,
+            true,
+            &RendezvousMessage::Peer {
+                rank: 0,
+                size: 2,
+                job: None,
+            },
+        );
+        dialed.set_nonblocking(true).unwrap();
+        let runtime = tokio::runtime::Builder::new_current_thread()
+            .enable_all()
+            .build()
+            .unwrap();
+        let attached = runtime.block_on(async {
+            let node = pipes_net::Node::builder()
+                .config(quick())
+                .start_async()
+                .await
+                .unwrap();
+            let stream = tokio::net::TcpStream::from_std(dialed).unwrap();
+            let attached = tokio::time::timeout(
+                Duration::from_secs(10),
+                node.attach_async(stream, pipes_net::Origin::Dialed),
+            )
+            .await;
+            (node, attached)
+        });
+        let result = one.join().unwrap();
+        drop((stray, attached, runtime));
+        result
+    });
+    let one = result.unwrap_or_else(|error| {
+        panic!("rank 1 failed the rendezvous because of a silent stray connection: {error:?}")
+    });
+    drop(one);
+}
+
+/// The module docs: "A rank registered twice, another size or another job fails every rank
+/// with the same typed error, sent by rank 0." Rank 0 tells only the ranks registered when it
+/// found the collision (`gather` stops listening then): a rank that registers a moment later
+/// (the launcher started it last) finds nobody listening, retries until its own deadline and
+/// fails with a timeout that blames rank 0, which was there.
+#[test]
+fn a_rank_arriving_after_a_collision_learns_of_the_collision() {
+    let results = watchdog(30, || {
+        let rendezvous = free_addr();
+        let early: Vec<_> = [0, 1, 1]
+            .into_iter()
+            .map(|rank| {
+                let builder = builder(rank, 3, rendezvous).timeout(Duration::from_secs(3));
+                std::thread::spawn(move || builder.join())
+            })
+            .collect();
+        std::thread::sleep(Duration::from_millis(500));
+        let late = builder(2, 3, rendezvous)
+            .timeout(Duration::from_secs(3))
+            .join();
+        let mut results: Vec<_> = early.into_iter().map(|t| t.join().unwrap()).collect();
+        results.push(late);
+        results
+    });
+    for (i, result) in results.iter().enumerate() {
+        assert!(
+            matches!(result, Err(ClusterError::RankCollision { rank: 1 })),
+            "rank {} (started {}): {result:?}",
+            [0, 1, 1, 2][i],
+            if i == 3 { "late" } else { "early" }
+        );
+    }
+}
+
+/// A registration that lies (a rank beyond the size it states) fails rank 0 at once with a
+/// typed error naming it, and the liar is told the same, instead of rank 0 waiting for the
+/// ranks it expects.
+#[test]
+fn a_registration_claiming_a_rank_beyond_the_size_fails_rank_zero_at_once() {
+    let (result, told, waited) = watchdog(30, || {
+        let rendezvous = free_addr();
+        let started = Instant::now();
+        let zero = std::thread::spawn(move || builder(0, 2, rendezvous).join());
+        let mut liar = loop {
+            match std::net::TcpStream::connect(rendezvous) {
+                Ok(stream) => break stream,
+                Err(_) => std::thread::sleep(Duration::from_millis(5)),
+            }
+        };
+        write_rendezvous(
+            &mut liar,
+            true,
+            &RendezvousMessage::Register {
+                rank: 5,
+                size: 2,
+                job: None,
+                addr: "127.0.0.1:9".parse().unwrap(),
+            },
+        );
+        let told = read_rendezvous(&mut liar, false);
+        let result = zero.join().unwrap();
+        (result, told, started.elapsed())
+    });
+    assert!(
+        matches!(
+            result,
+            Err(ClusterError::SizeMismatch {
+                rank: 5,
+                size: 2,
+                expected: 2
+            })
+        ),
+        "{result:?}"
+    );
+    assert!(matches!(told, RendezvousMessage::Fail(_)), "{told:?}");
+    assert!(waited < Duration::from_secs(10), "{waited:?}");
+}

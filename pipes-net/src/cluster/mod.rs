@@ -37,7 +37,10 @@
 //!    its listener's address.
 //! 2. Once all `size - 1` ranks have registered, rank 0 sends each the table of addresses. A
 //!    rank registered twice, another size or another job fails every rank with the same
-//!    typed error, sent by rank 0.
+//!    typed error, sent by rank 0. Rank 0's join fails at once, and until the registration
+//!    deadline it answers the ranks that register after the failure with the same error
+//!    (keeping the rendezvous address bound until then), so a rank the launcher started
+//!    late learns of it too.
 //! 3. Each pair of ranks gets exactly one connection: the lower rank dials the higher one,
 //!    says who it is, and both run a pipes-net connection over the stream.
 //!
@@ -132,7 +135,7 @@ use crate::node::{Config, Connection, Node, Protocol};
 use crate::session::{Acceptor, RawSession};
 use crate::wire::{Incoming, WireProtocol};
 use launch::check_rank;
-use rendezvous::{Me, VERDICT_GRACE, gather, link, register};
+use rendezvous::{Lingering, Me, VERDICT_GRACE, gather, link, register};
 
 /// How to start a [`Cluster`] by hand (tests, programs without a launcher):
 /// `Cluster::builder().rank(r).size(n).rendezvous(addr).join()`; or from a launcher's
@@ -228,6 +231,7 @@ impl ClusterBuilder {
     /// current-thread tokio runtime), for programs that block. Fails within the timeout.
     pub fn join(self) -> Result<Cluster, ClusterError> {
         let (stop, stopped) = tokio::sync::oneshot::channel::<()>();
+        let (lingering, mut lingered) = Lingering::new();
         let (started, handle) = std::sync::mpsc::channel();
         let thread = std::thread::Builder::new()
             .name("pipes-cluster".into())
@@ -245,6 +249,9 @@ impl ClusterBuilder {
                 let _ = started.send(Ok(runtime.handle().clone()));
                 runtime.block_on(async move {
                     let _ = stopped.await;
+                    // What the rendezvous left running (rank 0 telling late ranks of a
+                    // failure) runs on until it is done, at the registration deadline.
+                    let _ = lingered.recv().await;
                 });
             })?;
         let handle = handle
@@ -254,19 +261,32 @@ impl ClusterBuilder {
             stop: Some(stop),
             thread: Some(thread),
         };
-        match block_on(handle.spawn(self.join_async())) {
+        match block_on(handle.spawn(self.join_on(lingering))) {
             Ok(Ok(mut cluster)) => {
                 cluster.driver = Some(driver);
                 Ok(cluster)
             }
-            Ok(Err(error)) => Err(error),
+            Ok(Err(error)) => {
+                // Not joined: the thread may go on telling late ranks of the failure.
+                driver.detach();
+                Err(error)
+            }
             Err(_) => Err(io::Error::other("the pipes-cluster thread died").into()),
         }
     }
 
     /// [`join`](Self::join) on the caller's tokio runtime (which must have its IO and time
-    /// drivers enabled): the connections' tasks run there.
+    /// drivers enabled): the connections' tasks run there, and so, if the rendezvous fails at
+    /// rank 0 before its deadline, does the task that tells ranks registering late.
     pub async fn join_async(self) -> Result<Cluster, ClusterError> {
+        // Nobody waits on the hold: the caller's runtime runs the task as long as it runs.
+        let (lingering, _) = Lingering::new();
+        self.join_on(lingering).await
+    }
+
+    /// [`join_async`](Self::join_async), with what rank 0 leaves running after a failure
+    /// holding `lingering`.
+    async fn join_on(self, lingering: Lingering) -> Result<Cluster, ClusterError> {
         let (Some(rank), Some(size)) = (self.rank, self.size) else {
             return Err(ClusterError::Rendezvous(
                 "the builder needs a rank and a size".into(),
@@ -293,7 +313,10 @@ impl ClusterBuilder {
             nodes.push(Some(node));
         }
         let (table, listener) = if rank == 0 {
-            (gather(&me, self.rendezvous, deadline).await?, None)
+            (
+                gather(&me, self.rendezvous, deadline, lingering).await?,
+                None,
+            )
         } else {
             // Rank 0's deadline may come a little after this one's: wait for its verdict.
             let verdict = deadline.later(self.timeout.min(VERDICT_GRACE));
@@ -369,6 +392,12 @@ struct Driver {
 }
 
 impl Driver {
+    /// Stops the runtime without waiting for its thread, which ends once what the rendezvous
+    /// left running is done (see [`Lingering`]).
+    fn detach(mut self) {
+        self.thread = None;
+    }
+
     /// Whether this is the driver thread itself.
     fn is_current(&self) -> bool {
         self.thread

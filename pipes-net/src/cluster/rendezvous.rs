@@ -1,5 +1,6 @@
 //! The rendezvous: every rank registers with rank 0, rank 0 sends the table of addresses (or
-//! the failure, to everyone), then the lower rank of each pair dials the higher one. Its own
+//! the failure, to everyone: those registered, then those that register later, until the
+//! deadline), then the lower rank of each pair dials the higher one. Its own
 //! small protocol on plain TCP: a magic, then `u32`-length postcard messages, read exactly so a
 //! stream can go on as a pipes-net connection.
 
@@ -11,6 +12,7 @@ use std::time::Duration;
 use serde::{Deserialize, Serialize};
 use tokio::io::{AsyncReadExt, AsyncWriteExt};
 use tokio::net::{TcpListener, TcpStream};
+use tokio::sync::mpsc;
 use tokio::task::JoinSet;
 use tokio::time::Instant;
 
@@ -56,7 +58,7 @@ enum Message {
 }
 
 /// A rendezvous failure as rank 0 sends it.
-#[derive(Debug, Serialize, Deserialize)]
+#[derive(Clone, Debug, Serialize, Deserialize)]
 enum Failure {
     Timeout(Vec<u64>),
     Collision(u64),
@@ -131,6 +133,75 @@ async fn read_message(stream: &mut TcpStream, magic: bool) -> Result<Message, Cl
         .map_err(|error| ClusterError::Rendezvous(format!("a malformed message: {error}")))
 }
 
+/// A hold on the runtime of a blocking [`join`](super::ClusterBuilder::join) by what rank 0
+/// leaves running when the join returns (its answers to late ranks after a failure): that
+/// runtime's thread runs until the hold is dropped. A channel's sender on which nothing is
+/// sent; the thread waits for its receiver to end.
+pub(super) struct Lingering {
+    _hold: mpsc::Sender<()>,
+}
+
+impl Lingering {
+    /// A hold, and what ends once it is dropped.
+    pub(super) fn new() -> (Self, mpsc::Receiver<()>) {
+        let (hold, held) = mpsc::channel(1);
+        (Lingering { _hold: hold }, held)
+    }
+}
+
+/// A registration as it arrives: the stream, and what it said.
+type Arriving = JoinSet<(TcpStream, Result<Message, ClusterError>)>;
+
+/// Reads the registration on `stream` in a task of `arriving`, so a slow or stray peer holds
+/// up no one.
+fn arrive(arriving: &mut Arriving, accepted: io::Result<(TcpStream, SocketAddr)>) {
+    if let Ok((mut stream, _)) = accepted {
+        let _ = stream.set_nodelay(true);
+        arriving.spawn(async move {
+            let message = read_message(&mut stream, true).await;
+            (stream, message)
+        });
+    }
+}
+
+/// Sends `message` on `stream`, giving up after a second: a rank that does not read is left to
+/// its own deadline.
+async fn tell(mut stream: TcpStream, message: Arc<Message>) {
+    let _ = tokio::time::timeout(
+        Duration::from_secs(1),
+        write_message(&mut stream, false, &message),
+    )
+    .await;
+}
+
+/// Rank 0, after a failure found before the deadline: answers every rank that registers until
+/// then (a rank the launcher started late, or one whose registration was still being read)
+/// with the same failure, instead of leaving it to time out blaming rank 0. A task of its own,
+/// so rank 0's join fails at once; `_lingering` keeps a blocking join's runtime running.
+async fn tell_late(
+    listener: TcpListener,
+    mut arriving: Arriving,
+    failure: Arc<Message>,
+    deadline: Instant,
+    _lingering: Lingering,
+) {
+    let mut telling = JoinSet::new();
+    loop {
+        tokio::select! {
+            accepted = listener.accept() => arrive(&mut arriving, accepted),
+            Some(Ok((stream, message))) = arriving.join_next() => {
+                if let Ok(Message::Register { .. }) = message {
+                    telling.spawn(tell(stream, failure.clone()));
+                }
+            }
+            Some(_) = telling.join_next() => {}
+            () = tokio::time::sleep_until(deadline) => break,
+        }
+    }
+    // Whatever is left (a registration still being read, an answer still being written) is
+    // dropped with its set: those ranks fail on their own deadlines.
+}
+
 fn missing(present: impl Iterator<Item = bool>) -> Vec<usize> {
     present
         .enumerate()
@@ -140,11 +211,13 @@ fn missing(present: impl Iterator<Item = bool>) -> Vec<usize> {
 }
 
 /// Rank 0: accepts a registration from every other rank, then sends each the table; or, on a
-/// failure, sends it to every rank registered so far.
+/// failure, sends it to every rank registered so far, and leaves a task ([`tell_late`], held
+/// by `lingering`) sending it to those that register until the deadline.
 pub(super) async fn gather(
     me: &Me,
     addr: SocketAddr,
     deadline: Instant,
+    lingering: Lingering,
 ) -> Result<Vec<SocketAddr>, ClusterError> {
     let listener = TcpListener::bind(addr)
         .await
@@ -155,22 +228,13 @@ pub(super) async fn gather(
     let mut table: Vec<Option<SocketAddr>> = vec![None; me.size];
     table[0] = Some(addr);
     let mut registered: Vec<TcpStream> = Vec::new();
-    // Registrations are read in tasks of their own, so a slow or stray peer holds up no one.
-    let mut arriving = JoinSet::new();
+    let mut arriving = Arriving::new();
     let outcome = loop {
         if table.iter().all(Option::is_some) {
             break Ok(());
         }
         tokio::select! {
-            accepted = listener.accept() => {
-                if let Ok((mut stream, _)) = accepted {
-                    let _ = stream.set_nodelay(true);
-                    arriving.spawn(async move {
-                        let message = read_message(&mut stream, true).await;
-                        (stream, message)
-                    });
-                }
-            }
+            accepted = listener.accept() => arrive(&mut arriving, accepted),
             Some(Ok((stream, message))) = arriving.join_next() => {
                 // A stream that is not a rank registering (a port scanner, a stray client)
                 // is dropped; the rendezvous goes on.
@@ -198,32 +262,34 @@ pub(super) async fn gather(
             }
         }
     };
-    arriving.abort_all();
     let table: Vec<SocketAddr> = table.into_iter().flatten().collect();
-    let message = match outcome {
-        Ok(()) => Message::Table(table.clone()),
-        Err(failure) => Message::Fail(failure),
+    let (result, message) = match outcome {
+        Ok(()) => (Ok(table.clone()), Message::Table(table)),
+        Err(failure) => (Err(failure.clone().into()), Message::Fail(failure)),
     };
-    // Every rank is told, at once; one that does not read within a second is left to its
-    // own deadline.
+    let message = Arc::new(message);
+    match &result {
+        // Failed before the deadline: a rank may still register, and is told too. The
+        // listener stays bound until the deadline meanwhile.
+        Err(_) if Instant::now() < deadline => {
+            tokio::spawn(tell_late(
+                listener,
+                arriving,
+                message.clone(),
+                deadline,
+                lingering,
+            ));
+        }
+        _ => drop((listener, arriving, lingering)),
+    }
+    // Every rank registered is told, at once; one that does not read within a second is left
+    // to its own deadline.
     let mut telling = JoinSet::new();
-    let body = Arc::new(message);
-    for mut stream in registered {
-        let body = body.clone();
-        telling.spawn(async move {
-            let told = tokio::time::timeout(
-                Duration::from_secs(1),
-                write_message(&mut stream, false, &body),
-            )
-            .await;
-            matches!(told, Ok(Ok(())))
-        });
+    for stream in registered {
+        telling.spawn(tell(stream, message.clone()));
     }
     while telling.join_next().await.is_some() {}
-    match Arc::try_unwrap(body) {
-        Ok(Message::Fail(failure)) => Err(failure.into()),
-        _ => Ok(table),
-    }
+    result
 }
 
 /// A rank other than 0: dials rank 0 (again and again while it is not listening yet), binds
@@ -306,12 +372,26 @@ pub(super) async fn link(
             return Ok(());
         };
         let mut waiting = me.rank;
+        // Each stream's hello is read in a task of its own, as `gather` reads registrations:
+        // a stream that connects and stays silent (a port scanner) holds up no lower rank.
+        let mut hellos = JoinSet::new();
         while waiting > 0 {
-            let (mut stream, _) = listener.accept().await?;
-            let _ = stream.set_nodelay(true);
+            let (stream, hello) = tokio::select! {
+                accepted = listener.accept() => {
+                    let (mut stream, _) = accepted?;
+                    let _ = stream.set_nodelay(true);
+                    hellos.spawn(async move {
+                        let hello =
+                            tokio::time::timeout_at(deadline, read_message(&mut stream, true))
+                                .await;
+                        (stream, hello)
+                    });
+                    continue;
+                }
+                Some(Ok(said)) = hellos.join_next() => said,
+            };
             // A stream that does not say it is a lower rank of this job is dropped.
-            let Ok(Message::Peer { rank, size, job }) = read_message(&mut stream, true).await
-            else {
+            let Ok(Ok(Message::Peer { rank, size, job })) = hello else {
                 continue;
             };
             let Ok(rank) = usize::try_from(rank) else {

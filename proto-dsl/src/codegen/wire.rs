@@ -157,6 +157,16 @@ impl Gen<'_> {
             };
             quote!(Self::#name(endpoint) => #body,)
         });
+        // `cause` is unused in a pump with no states (a start state with no messages).
+        let cause = if states.is_empty() {
+            format_ident!("_cause")
+        } else {
+            format_ident!("cause")
+        };
+        let closes = states.iter().map(|(_, state)| {
+            let name = self.state_ident(state);
+            quote!(Self::#name(endpoint) => __net::CloseWith::close_with(endpoint, #cause),)
+        });
         let doc = format!(
             " The pump of a remote session whose local {} endpoint it holds.",
             side.word()
@@ -170,6 +180,10 @@ impl Gen<'_> {
             impl __net::PumpState for #pump {
                 async fn step(self, pump: &mut __net::Pump) -> __net::Option<Self> {
                     match self { #(#arms)* }
+                }
+
+                fn close_with(self, #cause: __net::Cause) {
+                    match self { #(#closes)* }
                 }
             }
         }
