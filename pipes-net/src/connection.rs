@@ -241,7 +241,9 @@ pub(crate) struct Slot {
     pub(crate) inflight: AtomicU32,
     /// How many may be: the window, or for a bounded protocol, whose peer never needs credit
     /// (each state holds one message at most), the config's window all the same, so that a
-    /// peer that ignores the protocol cannot fill this end's memory.
+    /// peer that ignores the protocol cannot fill this end's memory; but never fewer than the
+    /// protocol lets a peer send ahead (`Protocol::in_flight`), or a small window would cut
+    /// off a peer that keeps to it.
     limit: u32,
     /// Whether sends need credit: the peer granted a window.
     pub(crate) limited: AtomicBool,
@@ -257,14 +259,14 @@ pub(crate) struct Slot {
 }
 
 impl Slot {
-    fn new(window: u32, config: &Config) -> Self {
+    fn new(window: u32, protocol: &Protocol, config: &Config) -> Self {
         Slot {
             window,
             inflight: AtomicU32::new(0),
             limit: if window > 0 {
                 window
             } else {
-                config.window.max(1)
+                config.window.max(protocol.in_flight).max(1)
             },
             limited: AtomicBool::new(false),
             credit: Semaphore::new(0),
@@ -439,7 +441,7 @@ impl Conn {
             Ok(Err(_)) => return Err(closed_by_node().into()),
             Err(_) => return Err(ConnectError::Timeout),
         };
-        let slot = Arc::new(Slot::new(window, &self.config));
+        let slot = Arc::new(Slot::new(window, &protocol, &self.config));
         let (events, inbox) = mpsc::unbounded_channel();
         let (answer, answered) = oneshot::channel();
         let id = {
@@ -773,7 +775,7 @@ impl Conn {
             return Ok(());
         };
         let ours = serve.protocol.window(&self.config);
-        let slot = Arc::new(Slot::new(ours, &self.config));
+        let slot = Arc::new(Slot::new(ours, &serve.protocol, &self.config));
         slot.grant(window);
         let (events, inbox) = mpsc::unbounded_channel();
         lock(&self.sessions).insert(

@@ -34,6 +34,10 @@ pub struct Protocol {
     /// Whether messages in flight are unbounded (the liveness rule says), so the session
     /// needs credit flow control.
     pub unbounded: bool,
+    /// For a bounded protocol, the most messages one end can have sent that the other has not
+    /// received: one per state with messages (each holds one at most). A node lets a peer's
+    /// messages wait up to this, or up to its [`Config::window`] if that is more; 0 if unknown.
+    pub in_flight: u32,
 }
 
 impl Protocol {
@@ -43,6 +47,7 @@ impl Protocol {
             name,
             fingerprint,
             unbounded: false,
+            in_flight: 0,
         }
     }
 
@@ -52,6 +57,7 @@ impl Protocol {
             name,
             fingerprint,
             unbounded: true,
+            in_flight: 0,
         }
     }
 

@@ -36,6 +36,18 @@ impl Gen<'_> {
             .into_iter()
             .map(Literal::u8_unsuffixed);
         let unbounded = !self.liveness.is_bounded();
+        // A bounded protocol's states hold a message each at most: so many can be in flight.
+        let in_flight = if unbounded {
+            0
+        } else {
+            let holding = self
+                .protocol
+                .states
+                .iter()
+                .filter(|s| !s.messages.is_empty());
+            u32::try_from(holding.count()).unwrap_or(u32::MAX)
+        };
+        let in_flight = Literal::u32_unsuffixed(in_flight);
         let start = &self.protocol.states[0];
         let start_name = self.state_ident(start);
         // The pump holds the other side's endpoint for the start state.
@@ -106,6 +118,7 @@ impl Gen<'_> {
                     name: #name,
                     fingerprint: &[#(#fingerprint),*],
                     unbounded: #unbounded,
+                    in_flight: #in_flight,
                 };
                 type Client = client::#start_name;
                 type Server = server::#start_name;
