@@ -1411,7 +1411,9 @@ fn a_typed_session_outliving_its_nodes_runtime_fails_the_receive_as_connection_l
 /// A recursive payload type, as a tree or a list is: each level is one byte in postcard.
 #[derive(Debug, serde::Serialize, serde::Deserialize)]
 pub enum Nest {
+    /// The innermost level.
     End,
+    /// One level more.
     More(Box<Nest>),
 }
 
