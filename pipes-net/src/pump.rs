@@ -467,6 +467,21 @@ impl Pump {
         None
     }
 
+    /// The message [`remote`](Self::remote) received is one this build compiled out with
+    /// `#[cfg]`: the generated pump's fallback arm. The fingerprint ignores `#[cfg]`, so the
+    /// peer (built with the message) may send it, but this end has no method to deliver it by:
+    /// a violation, naming the message as other decode failures do, so both ends learn why the
+    /// session ended instead of seeing a clean close. Always `None`.
+    pub fn compiled_out<N>(&mut self) -> Option<N> {
+        let what = format!(
+            "message {} of state {} is compiled out of this build (by #[cfg]), which cannot \
+             receive it",
+            self.msg, self.state
+        );
+        self.violation(&what);
+        None
+    }
+
     /// The result of sending a received message on the local endpoint: the local endpoint
     /// for the next state, or `None` (closing the session) if the user's endpoint is gone.
     pub fn deliver<N, E>(&mut self, sent: Result<N, E>) -> Option<N> {
