@@ -26,7 +26,7 @@ use crate::codec::{Bodies, ReadError, Watched, codec, next};
 use crate::deadline::Later;
 use crate::error::{ConnectError, SessionError};
 use crate::frame::{self, AbortCode, CONNECTION, Encoded, Frame, FrameError, Kind, Limits, Role};
-use crate::node::{Config, Protocol, Registry};
+use crate::node::{Config, Lookup, Protocol, Registry};
 use crate::session::{Backlogged, Event, RawSession, Unaccepted};
 use crate::shutdown::Pumps;
 
@@ -731,49 +731,61 @@ impl Conn {
         name: String,
         fingerprint: Bytes,
     ) -> Result<(), SessionError> {
-        let serve = self.registry.get(&name);
-        let refusal = match &serve {
-            None => Some((
-                AbortCode::Refused,
-                format!("no protocol named `{name}` is served here"),
-            )),
-            Some(serve) if serve.acceptor.is_closed() => Some((
+        let serve = match self.registry.get(&name, &fingerprint) {
+            Lookup::Served(serve) => serve,
+            Lookup::Unknown => {
+                let reason = format!("no protocol named `{name}` is served here");
+                return self.refuse(id, AbortCode::Refused, reason);
+            }
+            // Served under that name, but not as the peer's protocol: it is the peer's that
+            // differs, so name every fingerprint served here beside the peer's.
+            Lookup::Differs(here) => {
+                let here: Vec<String> = here.iter().map(|served| hex(served)).collect();
+                let fingerprints = if here.len() == 1 {
+                    "fingerprint"
+                } else {
+                    "fingerprints"
+                };
+                let reason = format!(
+                    "protocol `{name}` differs: {fingerprints} {} here, {} there",
+                    here.join(", "),
+                    hex(&fingerprint)
+                );
+                return self.refuse(id, AbortCode::Incompatible, reason);
+            }
+        };
+        let refusal = if serve.acceptor.is_closed() {
+            Some((
                 AbortCode::Refused,
                 format!("protocol `{name}` is no longer accepted here"),
-            )),
-            Some(serve) if *serve.protocol.fingerprint != *fingerprint => Some((
-                AbortCode::Incompatible,
-                format!(
-                    "protocol `{name}` differs: fingerprint {} here, {} there",
-                    hex(serve.protocol.fingerprint),
-                    hex(&fingerprint)
-                ),
-            )),
-            Some(serve) if role != serve.role.dual() => Some((
+            ))
+        } else if role != serve.role.dual() {
+            Some((
                 AbortCode::Incompatible,
                 format!("both ends play the {role:?} of protocol `{name}`"),
-            )),
+            ))
+        } else if (window == 0) == serve.protocol.unbounded {
             // A peer that announced no window for an unbounded protocol would have every send
             // of ours go unlimited (a bounded protocol announces none and needs none).
-            Some(serve) if (window == 0) == serve.protocol.unbounded => Some((
+            Some((
                 AbortCode::Incompatible,
                 window_mismatch(&name, window, serve.protocol.unbounded),
-            )),
+            ))
+        } else if self.unaccepted.load(Ordering::Relaxed) >= self.config.backlog {
             // Only this reader task adds to the count, so it cannot pass the limit.
-            Some(_) if self.unaccepted.load(Ordering::Relaxed) >= self.config.backlog => Some((
+            Some((
                 AbortCode::Refused,
                 format!(
                     "{} sessions opened here wait to be accepted already (the backlog)",
                     self.config.backlog
                 ),
-            )),
-            Some(_) => None,
+            ))
+        } else {
+            None
         };
-        let Some(serve) = serve.filter(|_| refusal.is_none()) else {
-            let (code, reason) = refusal.unwrap_or((AbortCode::Refused, String::new()));
-            let _ = self.answer(id, Kind::Abort { code, reason });
-            return Ok(());
-        };
+        if let Some((code, reason)) = refusal {
+            return self.refuse(id, code, reason);
+        }
         let ours = serve.protocol.window(&self.config);
         let slot = Arc::new(Slot::new(ours, &serve.protocol, &self.config));
         slot.grant(window);
@@ -805,6 +817,14 @@ impl Conn {
                 .session
                 .abort_with(AbortCode::Refused, "the acceptor was dropped");
         }
+        Ok(())
+    }
+
+    /// Refuses the session the peer opens as `id`, answering its `Open` with an `Abort`.
+    fn refuse(&self, id: u64, code: AbortCode, reason: String) -> Result<(), SessionError> {
+        // Refused either way: an answer that cannot be queued means the connection is going
+        // down, which fails the peer's open too.
+        let _ = self.answer(id, Kind::Abort { code, reason });
         Ok(())
     }
 

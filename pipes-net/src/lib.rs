@@ -107,6 +107,7 @@ pub mod cluster;
 mod codec;
 mod connection;
 mod deadline;
+mod depth;
 mod error;
 pub mod frame;
 mod node;

@@ -184,13 +184,26 @@ impl Default for Config {
     }
 }
 
-/// The protocols a node serves, by name.
+/// The protocols a node serves, by name and then fingerprint: two protocols may share a name
+/// (two modules' `events`, or two versions of one protocol served side by side), and an `Open`
+/// carries both, so each reaches its own acceptor. A name's list holds one entry per
+/// fingerprint, in the order they were first served.
 #[derive(Default)]
 pub(crate) struct Registry {
-    served: Mutex<HashMap<&'static str, Serve>>,
+    served: Mutex<HashMap<&'static str, Vec<Serve>>>,
     /// Set (under `served`'s lock) once no session can arrive any more: the node's shutdown
     /// began, or its runtime is gone. Nothing is served after that.
     closed: AtomicBool,
+}
+
+/// What a node serves under a name and fingerprint: [`Registry::get`].
+pub(crate) enum Lookup {
+    /// The protocol with that name and fingerprint.
+    Served(Serve),
+    /// Protocols with that name, but only these other fingerprints.
+    Differs(Vec<&'static [u8]>),
+    /// No protocol with that name.
+    Unknown,
 }
 
 /// One served protocol.
@@ -202,16 +215,41 @@ pub(crate) struct Serve {
 }
 
 impl Registry {
-    pub(crate) fn get(&self, name: &str) -> Option<Serve> {
-        lock(&self.served).get(name).cloned()
+    /// The protocol served as `name` with `fingerprint`.
+    pub(crate) fn get(&self, name: &str, fingerprint: &[u8]) -> Lookup {
+        let served = lock(&self.served);
+        let Some(same_name) = served.get(name) else {
+            return Lookup::Unknown;
+        };
+        match same_name
+            .iter()
+            .find(|serve| serve.protocol.fingerprint == fingerprint)
+        {
+            Some(serve) => Lookup::Served(serve.clone()),
+            None => Lookup::Differs(
+                same_name
+                    .iter()
+                    .map(|serve| serve.protocol.fingerprint)
+                    .collect(),
+            ),
+        }
     }
 
-    /// Serves `serve`'s protocol, replacing the acceptor of its name; once closed, drops it
-    /// instead, so its acceptor ends at once rather than waiting for what cannot arrive.
-    fn serve(&self, serve: Serve) {
+    /// Serves `serve`, replacing what was served with its name and fingerprint; once closed,
+    /// drops it instead, so its acceptor ends at once rather than waiting for what cannot
+    /// arrive.
+    fn insert(&self, serve: Serve) {
         let mut served = lock(&self.served);
-        if !self.closed.load(Ordering::Relaxed) {
-            served.insert(serve.protocol.name, serve);
+        if self.closed.load(Ordering::Relaxed) {
+            return;
+        }
+        let same_name = served.entry(serve.protocol.name).or_default();
+        match same_name
+            .iter_mut()
+            .find(|old| old.protocol.fingerprint == serve.protocol.fingerprint)
+        {
+            Some(old) => *old = serve,
+            None => same_name.push(serve),
         }
     }
 
@@ -389,7 +427,7 @@ async fn accept_loop(node: Weak<Inner>, listener: Option<TcpListener>, serving: 
 }
 
 /// One process's end of the network. It listens and accepts, dials, keeps one connection per
-/// peer address, serves protocols (an [`Acceptor`] per protocol name), and runs its driver
+/// peer address, serves protocols (an [`Acceptor`] per protocol name and fingerprint), and runs its driver
 /// (the accept loop and every connection's reader and writer tasks) either on a thread of its
 /// own with a current-thread tokio runtime, for blocking programs ([`Builder::start`]), or on
 /// the caller's tokio runtime ([`Builder::start_async`]).
@@ -551,14 +589,21 @@ impl Node {
     }
 
     /// Serves `protocol` in `role`: sessions peers open with it arrive at the returned
-    /// [`Acceptor`]. A peer opening it with another fingerprint, or in the same role, gets
-    /// [`ConnectError::Incompatible`]; one opening a protocol nobody serves, or after the
-    /// acceptor was dropped, [`ConnectError::Refused`]. Serving a name again replaces the
-    /// acceptor. The acceptor ends (`None`) when the node shuts down, or when its runtime is
-    /// gone (a [`Builder::start_async`] node's runtime that ended first).
+    /// [`Acceptor`]. The acceptor ends (`None`) when the node shuts down, or when its runtime
+    /// is gone (a [`Builder::start_async`] node's runtime that ended first).
+    ///
+    /// A protocol is served by its name *and* fingerprint, as a peer's open names it: protocols
+    /// that share a name but differ (two modules' `events`, or two versions of one protocol)
+    /// are served side by side, each session reaching the acceptor whose fingerprint matches
+    /// the peer's. Serving the same name and fingerprint again replaces that acceptor only.
+    ///
+    /// A peer opening a served name with a fingerprint served under none of its acceptors, or
+    /// in the same role, gets [`ConnectError::Incompatible`] (naming the fingerprints at both
+    /// ends); one opening a protocol nobody serves, or after the acceptor was dropped,
+    /// [`ConnectError::Refused`].
     pub fn serve(&self, protocol: Protocol, role: Role) -> Acceptor {
         let (acceptor, sessions) = mpsc::unbounded_channel();
-        self.inner.registry.serve(Serve {
+        self.inner.registry.insert(Serve {
             protocol,
             role,
             acceptor,

@@ -69,8 +69,9 @@ use crate::shutdown::PumpMark;
 pub trait WirePayload: Send + Sized + 'static {
     /// Appends the value to `out`, in postcard.
     fn put(&self, out: &mut BytesMut) -> Result<(), String>;
-    /// Decodes a value from the front of `bytes`, returning the rest.
-    fn take(bytes: &[u8]) -> postcard::Result<(Self, &[u8])>;
+    /// Decodes a value from the front of `bytes`, returning the rest; a value nested deeper
+    /// than the limit is an error (see `depth.rs`).
+    fn take(bytes: &[u8]) -> Result<(Self, &[u8]), String>;
 }
 
 impl<T: Serialize + DeserializeOwned + Send + 'static> WirePayload for T {
@@ -80,8 +81,8 @@ impl<T: Serialize + DeserializeOwned + Send + 'static> WirePayload for T {
             .map_err(|error| error.to_string())
     }
 
-    fn take(bytes: &[u8]) -> postcard::Result<(Self, &[u8])> {
-        postcard::take_from_bytes(bytes)
+    fn take(bytes: &[u8]) -> Result<(Self, &[u8]), String> {
+        crate::depth::take(bytes).map_err(|error| error.to_string())
     }
 }
 
@@ -100,7 +101,7 @@ pub struct Payload<T> {
 type PutFn<T> = fn(&T, &mut BytesMut) -> Result<(), String>;
 
 /// Decodes a payload from the front of the bytes, returning the rest.
-type TakeFn<T> = fn(&[u8]) -> postcard::Result<(T, &[u8])>;
+type TakeFn<T> = fn(&[u8]) -> Result<(T, &[u8]), String>;
 
 impl<T> Clone for Payload<T> {
     fn clone(&self) -> Self {
@@ -446,7 +447,8 @@ impl Pump {
     }
 
     /// The next payload of the message [`remote`](Self::remote) received, decoded as a `T`.
-    /// A payload that does not decode is a violation.
+    /// A payload that does not decode is a violation, as is one that nests deeper than
+    /// `depth.rs` allows (a hostile peer's, which would overflow this task's stack).
     ///
     /// # Panics
     ///
@@ -491,6 +493,21 @@ impl Pump {
             self.payload.len(),
             self.msg,
             self.state
+        );
+        self.violation(&what);
+        None
+    }
+
+    /// The message [`remote`](Self::remote) received is one this build compiled out with
+    /// `#[cfg]`: the generated pump's fallback arm. The fingerprint ignores `#[cfg]`, so the
+    /// peer (built with the message) may send it, but this end has no method to deliver it by:
+    /// a violation, naming the message as other decode failures do, so both ends learn why the
+    /// session ended instead of seeing a clean close. Always `None`.
+    pub fn compiled_out<N>(&mut self) -> Option<N> {
+        let what = format!(
+            "message {} of state {} is compiled out of this build (by #[cfg]), which cannot \
+             receive it",
+            self.msg, self.state
         );
         self.violation(&what);
         None

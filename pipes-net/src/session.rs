@@ -41,9 +41,10 @@ pub struct RawMessage {
 
 impl RawMessage {
     /// Decodes the payload as a `T`; a payload that does not decode, or has bytes left over,
-    /// is a [`SessionError::Violation`].
+    /// is a [`SessionError::Violation`]. So is one nested deeper than pipes-net decodes (128
+    /// levels), which would otherwise overflow the stack.
     pub fn decode<T: DeserializeOwned>(&self) -> Result<T, SessionError> {
-        match postcard::take_from_bytes::<T>(&self.payload) {
+        match crate::depth::take::<T>(&self.payload) {
             Ok((value, [])) => Ok(value),
             Ok((_, rest)) => Err(SessionError::Violation(format!(
                 "{} bytes left after the payload of message {} in state {}",

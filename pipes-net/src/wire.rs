@@ -89,8 +89,11 @@ impl Node {
 
     /// Serves `P`: the sessions peers open with [`Node::client`] arrive at the returned
     /// [`Incoming`] as the server's endpoint for the start state, exactly as `init()` would
-    /// give it. A peer whose `P` has another fingerprint gets [`ConnectError::Incompatible`].
-    /// Serving `P` again replaces the previous `Incoming`.
+    /// give it. Served by name and fingerprint ([`Node::serve`]): protocols that share `P`'s
+    /// name but not its fingerprint (another module's, or another version) can be served
+    /// beside it, each peer reaching the one its own `P` matches; a peer whose protocol has
+    /// `P`'s name and a fingerprint served by none gets [`ConnectError::Incompatible`].
+    /// Serving `P` again replaces the previous `Incoming` (of `P` only).
     pub fn incoming<P: WireProtocol>(&self) -> Incoming<P> {
         Incoming::new(self.serve(P::PROTOCOL, Role::Server), self.handle().clone())
     }

@@ -120,6 +120,35 @@ async fn a_fingerprint_mismatch_is_incompatible_at_open_time() {
     .await;
 }
 
+/// Protocols are served by name and fingerprint: two sharing a name are served side by side,
+/// each open reaching the acceptor of its own fingerprint; an open whose fingerprint is served
+/// by neither is incompatible, and the refusal names every fingerprint at both ends.
+#[tokio::test]
+async fn protocols_sharing_a_name_are_served_side_by_side_by_fingerprint() {
+    within(10, async {
+        const V2: Protocol = Protocol::bounded("bank", b"v2");
+        let (_client, conn, server, _) = pair(quick()).await;
+        let mut v1 = server.serve(BANK, Role::Server);
+        let mut v2 = server.serve(V2, Role::Server);
+        for (protocol, acceptor, n) in [(V2, &mut v2, 2u64), (BANK, &mut v1, 1)] {
+            let session = conn.open_async(protocol, Role::Client).await.unwrap();
+            session.send_async(0, 0, &n).await.unwrap();
+            let mut served = acceptor.accept_async().await.unwrap();
+            assert_eq!(
+                served.recv_async().await.unwrap().decode::<u64>().unwrap(),
+                n
+            );
+        }
+        let v3 = Protocol::bounded("bank", b"v3");
+        let error = conn.open_async(v3, Role::Client).await.unwrap_err();
+        assert!(matches!(error, ConnectError::Incompatible(_)), "{error}");
+        // "bank fingerprint v1" (its first 16 bytes, in hex), "v2" and "v3".
+        let named = "fingerprints 62616e6b2066696e6765727072696e74.., 7632 here, 7633 there";
+        assert!(error.to_string().contains(named), "{error}");
+    })
+    .await;
+}
+
 /// An unbounded protocol's sessions have credit flow control: a peer whose `Open` grants no
 /// window (as a bounded protocol's does) would leave every send of ours unlimited, so it is
 /// refused. (Found by an adversarial review: the node took the 0 as "no limit".)

@@ -642,7 +642,8 @@ impl Cluster {
     }
 
     /// Serves `protocol` in `role` to `rank`: the sessions that rank opens with it arrive at
-    /// the returned [`Acceptor`] (each rank's apart). Serving it again for the same rank
+    /// the returned [`Acceptor`] (each rank's apart). As with [`Node::serve`], protocols are
+    /// served by name and fingerprint: serving the same protocol again for the same rank
     /// replaces the acceptor. Once the connection to that rank is lost, its acceptors end
     /// (`accept` returns `None`) within a few tens of milliseconds.
     ///

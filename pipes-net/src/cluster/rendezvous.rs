@@ -129,7 +129,10 @@ async fn read_message(stream: &mut TcpStream, magic: bool) -> Result<Message, Cl
     stream.read_exact(&mut body).await.map_err(|error| {
         ClusterError::Rendezvous(format!("the peer closed its stream: {error}"))
     })?;
-    postcard::from_bytes(&body)
+    // Through the depth limit as every decode is, though a `Message` nests only a few levels:
+    // one rule for all of pipes-net. Bytes after the message are ignored, as before.
+    crate::depth::take(&body)
+        .map(|(message, _)| message)
         .map_err(|error| ClusterError::Rendezvous(format!("a malformed message: {error}")))
 }
 
