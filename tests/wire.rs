@@ -1551,7 +1551,6 @@ async fn a_reader_dropping_its_endpoint_while_its_pump_waits_for_room_closes_the
         async { conn.open_async(protocol, Role::Client).await.unwrap() },
         async { within(5, incoming.accept_async()).await.unwrap() }
     );
-    let mut raw = raw;
     let writer = tokio::spawn(async move {
         for n in 0..10 * WINDOW {
             if let Err(error) = raw.send_async(0, 0, &n).await {
