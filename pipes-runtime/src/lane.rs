@@ -6,10 +6,10 @@
 //! swap also tells the sender whether a receiver waits: the receiving side leaves its waiter in
 //! the word (over the word of the index it has reached, see `wait.rs`), and a swap that takes a
 //! waiter out wakes it. Segments the receiver is done with go back to the sender as its spare,
-//! so a stream whose receiver keeps up allocates nothing. A lane starts with a 256-byte segment
-//! in its own allocation (one `malloc` a lane); when the sender finds no spare (the receiver is
-//! a segment or more behind), it allocates one twice the size of the last, up to 32 KiB, so a
-//! backlog costs a `malloc` per 4096 `u64`s, not per 32. A lane that once held such a backlog
+//! so a stream whose receiver keeps up allocates nothing. A lane starts with a 2 KiB segment in
+//! its own allocation (one `malloc` a lane); when the sender finds no spare (the receiver is a
+//! segment or more behind), it allocates one twice the size of the last, up to 32 KiB, so a
+//! backlog costs a `malloc` per 4096 `u64`s, not per 256. A lane that once held such a backlog
 //! keeps its two segments (up to 64 KiB) until it is dropped, as a `VecDeque` keeps its
 //! capacity.
 //!
@@ -51,10 +51,11 @@ use crate::take::Take;
 use crate::wait::{StateWord, is_waiter, wake};
 
 /// Bytes of slots in a lane's first segment, which lies in the lane's own allocation: a lane
-/// that holds a few messages costs about 800 bytes (10,000 idle ports of a set, 8 MB), and a
-/// session's lanes are cheap to make and free (`benches/sessions.rs`). A backlog grows past it
-/// in a few doublings.
-const FIRST_SEGMENT_BYTES: usize = 256;
+/// that holds a few messages costs about 2.5 KiB (10,000 idle ports of a set, 25 MB). Not
+/// less: segments rotate (the receiver hands each used one back as the sender's spare), so a
+/// first segment smaller than a protocol's bursts (100 messages in `tests/allocations.rs`)
+/// drags the rotation down to its size, and a burst then allocates again in the steady state.
+const FIRST_SEGMENT_BYTES: usize = 2048;
 
 /// Bytes of slots a segment grows to. A backlog is where segments are made and freed: each new
 /// one is a `malloc` on the sending thread and a `free` on the receiving one, and at 2 KiB apiece

@@ -64,8 +64,8 @@
 //! the receiver is parked. A receive of a message already sent touches no shared memory
 //! except once per batch. Messages live in segments that the port hands back to the chan
 //! once read, so a stream whose port keeps up allocates nothing, and a backlog costs the size
-//! of a message per message (8 bytes for a `u64`). A stream is one allocation of about 800
-//! bytes at first; a backlog grows its segments up to 32 KiB each, and a stream keeps the two
+//! of a message per message (8 bytes for a `u64`). A stream is one allocation of about 2.5
+//! KiB at first; a backlog grows its segments up to 32 KiB each, and a stream keeps the two
 //! it cycles through (at most 64 KiB) until it is dropped. A receiver that finds nothing spins
 //! briefly before it parks (see [`spin`](mod@crate::spin)). Dropping a port with
 //! messages still queued drops them in a loop, not by recursion, also when they hold ports.
