@@ -1381,11 +1381,28 @@ async fn a_message_this_build_compiled_out_is_a_violation() {
 /// `start_async` node whose runtime was dropped): the user's receive must fail, and say the
 /// connection is gone, as it does for a pump dropped while it waits on the peer (`Held`'s
 /// drop closes with `ConnectionLost`). The pump was waiting on the local endpoint
-/// (`Pump::local`, a plain `RecvFuture`), whose drop drops the endpoint, and the message in
-/// its lane, with no cause.
+/// (`Pump::local`): a plain `RecvFuture` there dropped the endpoint, and the message in its
+/// lane, with no cause, which the user read as `Closed`.
 #[test]
 fn a_typed_session_outliving_its_nodes_runtime_fails_the_receive_as_connection_lost() {
-    let error = watchdog(30, || {
+    let error = login_after_the_nodes_runtime_ended(true);
+    assert_eq!(error.cause(), Cause::ConnectionLost, "{error}");
+}
+
+/// As above, but the node's runtime ends before the pump's task is ever polled (it was
+/// spawned as `client_async` returned, and nothing ran the runtime after): the pump's future
+/// still holds its start state's endpoint, whose drop must say the connection is gone too.
+#[test]
+fn a_typed_session_whose_pump_never_ran_fails_the_receive_as_connection_lost() {
+    let error = login_after_the_nodes_runtime_ended(false);
+    assert_eq!(error.cause(), Cause::ConnectionLost, "{error}");
+}
+
+/// A `bank` client of a node on a runtime of its own, which ends (once the pump ran and waits
+/// on the local endpoint, if `pump_ran`) before the pump takes the user's `Login`: the error of
+/// the user's receive of the answer.
+fn login_after_the_nodes_runtime_ended(pump_ran: bool) -> pipes::RecvError {
+    watchdog(30, move || {
         let (server_node, addr) = listening();
         let mut incoming = server_node.incoming::<bank::Wire>();
         let runtime = tokio::runtime::Builder::new_current_thread()
@@ -1395,8 +1412,10 @@ fn a_typed_session_outliving_its_nodes_runtime_fails_the_receive_as_connection_l
         let (node, login) = runtime.block_on(async {
             let node = Node::builder().config(quick()).start_async().await.unwrap();
             let login = node.client_async::<bank::Wire>(addr).await.unwrap();
-            // The pump runs, and waits on the local endpoint for the user's `Login`.
-            tokio::time::sleep(Duration::from_millis(100)).await;
+            if pump_ran {
+                // The pump runs, and waits on the local endpoint for the user's `Login`.
+                tokio::time::sleep(Duration::from_millis(100)).await;
+            }
             (node, login)
         });
         let _server = incoming.accept().unwrap();
@@ -1406,35 +1425,7 @@ fn a_typed_session_outliving_its_nodes_runtime_fails_the_receive_as_connection_l
         let error = response.recv().unwrap_err();
         drop(node);
         error
-    });
-    assert_eq!(error.cause(), Cause::ConnectionLost, "{error}");
-}
-
-/// As above, but the node's runtime ends before the pump's task is ever polled (it was
-/// spawned as `client_async` returned, and nothing ran the runtime after): the pump's future
-/// still holds its start state's endpoint, whose drop must say the connection is gone too.
-#[test]
-fn a_typed_session_whose_pump_never_ran_fails_the_receive_as_connection_lost() {
-    let error = watchdog(30, || {
-        let (server_node, addr) = listening();
-        let mut incoming = server_node.incoming::<bank::Wire>();
-        let runtime = tokio::runtime::Builder::new_current_thread()
-            .enable_all()
-            .build()
-            .unwrap();
-        let (node, login) = runtime.block_on(async {
-            let node = Node::builder().config(quick()).start_async().await.unwrap();
-            let login = node.client_async::<bank::Wire>(addr).await.unwrap();
-            (node, login)
-        });
-        let _server = incoming.accept().unwrap();
-        let response = login.login("ann".into(), "pw".into()).unwrap();
-        drop(runtime);
-        let error = response.recv().unwrap_err();
-        drop(node);
-        error
-    });
-    assert_eq!(error.cause(), Cause::ConnectionLost, "{error}");
+    })
 }
 
 /// A recursive payload type, as a tree or a list is: each level is one byte in postcard.
@@ -1630,8 +1621,8 @@ fn a_node_that_opens_a_session_with_itself_serves_it() {
 /// A node started on a runtime of its own (`start_async`) whose runtime ends while a thread
 /// waits in `Incoming::accept`: no session can arrive any more (the listener and every
 /// connection went with the runtime), so the accept must end (`None`, as for a node that shut
-/// down), as a `RawSession` outliving its node's runtime fails instead of waiting. The
-/// acceptor's sender lives in the node's registry, which only the node's shutdown clears.
+/// down), as a `RawSession` outliving its node's runtime fails instead of waiting. (The
+/// acceptor's sender lives in the node's registry, which only the node's shutdown cleared.)
 #[test]
 fn incoming_ends_when_its_nodes_runtime_is_gone() {
     let runtime = tokio::runtime::Builder::new_current_thread()

@@ -763,12 +763,11 @@ fn read_rendezvous(stream: &mut std::net::TcpStream, magic: bool) -> RendezvousM
 }
 
 /// A connection to a rank's own listener (where lower ranks dial it after the table) that says
-/// nothing, as a port scanner's or a health check's: rank 0's rendezvous reads each arrival in a
-/// task of its own so that such a stream holds up no one, but the ranks' pairwise step reads
-/// the streams at their listener one at a time (`rendezvous.rs`, `link`'s `accept`), so the
-/// silent one keeps rank 0's real dial waiting until the deadline, and rank 1 fails with a
-/// timeout naming rank 0, which did dial it. Here the test plays rank 0 by hand, so it knows
-/// rank 1's listener.
+/// nothing, as a port scanner's or a health check's, holds up no one: the ranks' pairwise step
+/// reads each stream at its listener in a task of its own, as rank 0's rendezvous does. (It
+/// read them one at a time, so the silent one kept rank 0's real dial waiting until the
+/// deadline, and rank 1 failed with a timeout naming rank 0, which did dial it.) Here the
+/// test plays rank 0 by hand, so it knows rank 1's listener.
 #[test]
 fn a_silent_connection_to_a_ranks_listener_does_not_stop_the_rendezvous() {
     let result = watchdog(60, || {
@@ -834,10 +833,10 @@ fn a_silent_connection_to_a_ranks_listener_does_not_stop_the_rendezvous() {
 }
 
 /// The module docs: "A rank registered twice, another size or another job fails every rank
-/// with the same typed error, sent by rank 0." Rank 0 tells only the ranks registered when it
-/// found the collision (`gather` stops listening then): a rank that registers a moment later
-/// (the launcher started it last) finds nobody listening, retries until its own deadline and
-/// fails with a timeout that blames rank 0, which was there.
+/// with the same typed error, sent by rank 0." That holds for a rank that registers a moment
+/// after rank 0 found the collision (the launcher started it last): rank 0 answers late
+/// registrations until its deadline. It used to tell only the ranks registered by then, and
+/// the late one timed out blaming rank 0, which was there.
 #[test]
 fn a_rank_arriving_after_a_collision_learns_of_the_collision() {
     let results = watchdog(30, || {

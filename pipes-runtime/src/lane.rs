@@ -162,8 +162,6 @@ impl<T> Segment<T> {
     /// # Safety
     /// `segment` is ours to write, aligned and large enough for `Self::layout(slots)`.
     unsafe fn init(segment: NonNull<Segment<T>>, slots: usize) -> NonNull<Segment<T>> {
-        #[cfg(loom)]
-        let (_, offset) = Self::layout(slots);
         // SAFETY: the caller's memory fits the header; the slots are `MaybeUninit` behind
         // `UnsafeCell`, valid uninitialized.
         unsafe {
@@ -176,15 +174,8 @@ impl<T> Segment<T> {
         // Loom's cells carry model state, so each is made for real.
         #[cfg(loom)]
         for index in 0..slots {
-            // SAFETY: slot `index` lies in the allocation, after the header.
-            unsafe {
-                segment
-                    .cast::<u8>()
-                    .add(offset)
-                    .cast::<UnsafeCell<MaybeUninit<T>>>()
-                    .add(index)
-                    .write(UnsafeCell::new(MaybeUninit::uninit()))
-            };
+            // SAFETY: slot `index` lies in the caller's memory, after the header.
+            unsafe { Self::slot_at(segment, index).write(UnsafeCell::new(MaybeUninit::uninit())) };
         }
         segment
     }
@@ -194,15 +185,27 @@ impl<T> Segment<T> {
     /// # Safety
     /// The segment is alive while the reference is used, and `index` is below its `slots`.
     unsafe fn slot<'a>(this: NonNull<Segment<T>>, index: usize) -> &'a UnsafeCell<MaybeUninit<T>> {
+        // SAFETY: the caller keeps `index` in the segment and the segment alive, and the slot
+        // is initialized (`init`).
+        unsafe { Self::slot_at(this, index).as_ref() }
+    }
+
+    /// Where slot `index` of the segment at `this` lies.
+    ///
+    /// # Safety
+    /// `this` is a segment's allocation and `index` is below its `slots`.
+    unsafe fn slot_at(
+        this: NonNull<Segment<T>>,
+        index: usize,
+    ) -> NonNull<UnsafeCell<MaybeUninit<T>>> {
+        // The slots start at the same offset for every size.
         let (_, offset) = Self::layout(1);
-        // SAFETY: the slots start at `offset` in the segment's allocation, and the caller
-        // keeps `index` in it and the segment alive.
+        // SAFETY: slot `index` lies in the allocation, after the header (the caller's promise).
         unsafe {
             this.cast::<u8>()
                 .add(offset)
                 .cast::<UnsafeCell<MaybeUninit<T>>>()
                 .add(index)
-                .as_ref()
         }
     }
 
@@ -230,17 +233,9 @@ impl<T> Segment<T> {
         {
             // SAFETY: as the caller guarantees.
             let slots = unsafe { segment.as_ref() }.slots;
-            let (_, offset) = Self::layout(slots);
             for index in 0..slots {
                 // SAFETY: each slot was written in `init` and holds no message.
-                unsafe {
-                    segment
-                        .cast::<u8>()
-                        .add(offset)
-                        .cast::<UnsafeCell<MaybeUninit<T>>>()
-                        .add(index)
-                        .drop_in_place()
-                };
+                unsafe { Self::slot_at(segment, index).drop_in_place() };
             }
         }
         // `MaybeUninit` slots drop nothing; the header's atomic only under loom.
