@@ -101,3 +101,95 @@ fn futures_are_send_exactly_when_what_they_borrow_may_cross_threads() {
     not_send::<SelectiFuture<&'static [&'static dyn Selectable]>>();
     not_send::<SelectiFuture<(&'static Port<String>, ())>>();
 }
+
+/// Payloads: not `Send`; `Send` but not `Sync`; `Sync` but not `Send`.
+type NS = std::rc::Rc<u8>;
+type NSy = std::cell::Cell<u8>;
+type G = std::sync::MutexGuard<'static, u8>;
+
+pipes_runtime::proto! {
+    #[allow(dead_code)]
+    lanes_rc { Open: send { Tick(NS) -> Open, Stop -> ! } }
+}
+pipes_runtime::proto! {
+    #[allow(dead_code)]
+    lanes_guard { Open: send { Tick(G) -> Open, Stop -> ! } }
+}
+pipes_runtime::proto! {
+    #[allow(dead_code)]
+    lanes_cell { Open: send { Tick(NSy) -> Open, Stop -> ! } }
+}
+pipes_runtime::proto! {
+    #[allow(dead_code)]
+    buf_rc { Ask: send { Q(NS) -> Answer } Answer: recv { R(u8) -> Ask } }
+}
+pipes_runtime::proto! {
+    #[allow(dead_code)]
+    buf_rc2 { Ask: send { Q(u8) -> Answer } Answer: recv { R(NS) -> Ask } }
+}
+pipes_runtime::proto! {
+    #[allow(dead_code)]
+    once_rc { Start: send { Go(NS) -> ! } }
+}
+pipes_runtime::proto! {
+    #[allow(dead_code)]
+    generic { Start: send { Begin -> Item<NS> } Item: recv<T> { Give(T) -> ! } }
+}
+pipes_runtime::proto! {
+    #[allow(dead_code)]
+    gen_lanes { Open: send<T> { Tick(T) -> Open<T>, Stop -> ! } }
+}
+
+/// Generated endpoints of every layout (lanes, a session buffer, packets, generic states), and
+/// the futures over them (a receive, a wait for room, an async select), may cross threads only
+/// when every payload may: a non-`Send` payload (`Rc`, a `MutexGuard`) in any message of the
+/// protocol, in either direction, keeps every endpoint on its thread. A `Send` but not `Sync`
+/// payload (`Cell`) gives `Send` endpoints, never `Sync` ones.
+#[test]
+fn generated_endpoints_and_their_futures_cross_threads_only_with_their_payloads() {
+    not_send::<lanes_rc::client::Open>();
+    not_send::<lanes_rc::server::Open>();
+    not_send::<lanes_guard::client::Open>();
+    not_send::<lanes_guard::server::Open>();
+    not_send::<pipes_runtime::RecvFuture<lanes_rc::server::Open>>();
+    not_send::<pipes_runtime::__private::RoomFuture<lanes_rc::client::Open>>();
+    not_send::<pipes_runtime::__private::RoomFuture<lanes_rc::server::Open>>();
+    not_send::<pipes_runtime::select::Select2Future<lanes_rc::server::Open, lanes_rc::server::Open>>(
+    );
+    is_send::<lanes_cell::client::Open>();
+    is_send::<lanes_cell::server::Open>();
+    not_sync::<lanes_cell::server::Open>();
+    not_sync::<lanes_cell::client::Open>();
+    not_send::<buf_rc::client::Ask>();
+    not_send::<buf_rc::server::Ask>();
+    not_send::<buf_rc::client::Answer>();
+    not_send::<buf_rc::server::Answer>();
+    not_send::<buf_rc2::client::Ask>();
+    not_send::<buf_rc2::server::Ask>();
+    not_send::<buf_rc2::client::Answer>();
+    not_send::<buf_rc2::server::Answer>();
+    not_send::<pipes_runtime::RecvFuture<buf_rc2::client::Answer>>();
+    not_send::<pipes_runtime::RecvFuture<buf_rc::server::Ask>>();
+    not_send::<once_rc::client::Start>();
+    not_send::<once_rc::server::Start>();
+    not_send::<pipes_runtime::RecvFuture<once_rc::server::Start>>();
+    not_send::<generic::client::Start>();
+    not_send::<generic::server::Start>();
+    not_send::<generic::client::Item<NS>>();
+    not_send::<generic::server::Item<NS>>();
+    not_send::<gen_lanes::client::Open<NS>>();
+    not_send::<gen_lanes::server::Open<NS>>();
+    not_send::<pipes_runtime::RecvFuture<gen_lanes::server::Open<NS>>>();
+    not_sync::<gen_lanes::server::Open<u8>>();
+    not_sync::<gen_lanes::client::Open<u8>>();
+    not_sync::<buf_rc::client::Ask>();
+    not_send::<pipes_runtime::oneshot::PortOne<NS>>();
+    not_send::<pipes_runtime::PortSet<G>>();
+    not_send::<pipes_runtime::SharedChan<G>>();
+    not_sync::<pipes_runtime::SharedChan<G>>();
+    not_send::<pipes_runtime::Chan<G>>();
+    not_send::<pipes_runtime::Port<G>>();
+    not_sync::<pipes_runtime::stream::Iter<'static, u8>>();
+    not_send::<pipes_runtime::stream::Iter<'static, u8>>();
+    not_sync::<pipes_runtime::RecvFuture<gen_lanes::server::Open<u8>>>();
+}
