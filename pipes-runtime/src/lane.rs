@@ -544,6 +544,7 @@ impl<T> LaneTx<T> {
             taken: &lane.taken,
             room: &lane.room,
             tail,
+            _one_thread: PhantomData,
         }
     }
 
@@ -934,12 +935,20 @@ unsafe fn close_receiver_now<T>(lane: NonNull<()>, queue: Option<&DropQueue>) {
 /// The waiting follows the state word's protocol (`wait.rs`) on the lane's `taken` word: the
 /// receiver swaps in how far it has taken after each take, and a sender that waits leaves its
 /// waiter over the word it last read.
+///
+/// Neither `Send` nor `Sync`, as the `&LaneTx` it is lent from: the sender is the `taken`
+/// word's one waiting side, acting from one thread at a time (`wait.rs`). A room that crossed
+/// threads let two threads wait on the word at once, and one's wait without a deadline then
+/// returned "timed out" (it saw the word settled, and by its second look the other had left
+/// its waiter there).
 #[derive(Clone, Copy, Debug)]
 pub struct Room<'a> {
     taken: &'a StateWord,
     room: &'a AtomicUsize,
     /// The sender's tail: the messages it has sent.
     tail: usize,
+    /// Not `Send` nor `Sync`: a borrow of the sending end, which is not `Sync`.
+    _one_thread: PhantomData<*const ()>,
 }
 
 impl<'a> Room<'a> {
