@@ -53,3 +53,30 @@ fn a_state_may_be_named_like_a_primitive() {
         Ok(primitive_state_names::lanes::u8::Back(3))
     ));
 }
+
+/// The 2012 kinds `send` and `copy` (bounds, as the seed writes them) were rewritten to the bare
+/// names `Send` and `Copy`, which the generated module resolves to its own states of those
+/// names: "expected trait, found enum `Send`" at a bound the user wrote as `send`.
+pub mod kinds_beside_states_of_their_names {
+    pipes::proto! {
+        pub p {
+            Send: send<T: send> { Go(T) -> Copy<T>, Stop -> ! }
+            Copy: recv<T: copy + send> { Back(T) -> Send<T> }
+        }
+    }
+}
+
+#[test]
+fn a_2012_kind_means_the_trait_beside_a_state_of_its_name() {
+    fn needs_send<T: Send>(_: &T) {}
+    let (server, client) = kinds_beside_states_of_their_names::p::init::<u8>();
+    needs_send(&client);
+    let reply = client.go(5).unwrap();
+    let kinds_beside_states_of_their_names::p::Send::Go(n, server) = server.recv().unwrap() else {
+        unreachable!()
+    };
+    let _server = server.back(n * 2).unwrap();
+    let kinds_beside_states_of_their_names::p::Copy::Back(m, client) = reply.recv().unwrap();
+    assert_eq!(m, 10);
+    client.stop().unwrap();
+}
