@@ -1129,9 +1129,9 @@ impl<'a> Gen<'a> {
 /// tokens come in the order they were written, so this cursor steps through the fragment's
 /// text beside them, skipping whitespace and comments, and checks that each token's text is
 /// the next thing written: then the token gets the span of the user's token at that offset.
-/// The one difference allowed is an identifier's case, because the parser spells the 2012
-/// kinds in today's words (`send` becomes `Send`) and the user's token is still the one to
-/// blame. Should the two ever disagree otherwise, the cursor stops trusting the text and the
+/// The one difference allowed is a 2012 kind, which the parser spells in today's words by
+/// absolute path (`send` becomes `::core::marker::Send`): the path's tokens all get the kind's
+/// span, and the user's token is still the one to blame. Should the two ever disagree otherwise, the cursor stops trusting the text and the
 /// rest of the fragment gets the span of its first token: a coarse error, never one at a
 /// wrong token.
 struct FragmentText<'s> {
@@ -1187,6 +1187,11 @@ impl FragmentText<'_> {
         }
         self.skip_trivia();
         let rest = &self.text[self.pos..];
+        // The parser writes a 2012 kind as an absolute path (`send` as `::core::marker::Send`):
+        // the path's prefix stands where the kind is written, without stepping over it.
+        if matches!(token, ":" | "core" | "marker") && starts_with_kind(rest) {
+            return Some(self.base + self.pos);
+        }
         let written = if is_ident {
             let len = rest
                 .find(|c: char| !(c.is_alphanumeric() || c == '_' || c == '#'))
@@ -1207,6 +1212,15 @@ impl FragmentText<'_> {
             }
         }
     }
+}
+
+/// Whether `text` starts with a 2012 kind ([`KINDS_2012`](crate::parse::KINDS_2012)) as a
+/// whole word.
+fn starts_with_kind(text: &str) -> bool {
+    crate::parse::KINDS_2012.iter().any(|(kind, _)| {
+        text.strip_prefix(kind)
+            .is_some_and(|rest| !rest.starts_with(|c: char| c.is_alphanumeric() || c == '_'))
+    })
 }
 
 impl Gen<'_> {
