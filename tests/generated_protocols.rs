@@ -80,3 +80,46 @@ fn a_2012_kind_means_the_trait_beside_a_state_of_its_name() {
     assert_eq!(m, 10);
     client.stop().unwrap();
 }
+
+/// A state whose endpoints step to the state itself with different lifetime arguments: the
+/// `Debug` derive of its enum bounded every field, endpoints too (`server::S<'static>: Debug`
+/// and `server::S<'a>: Debug`), and rustc could not choose between the two (E0283).
+pub mod lifetime_arguments_that_differ {
+    pipes::proto! {
+        pub p {
+            S: send<'a> { A(&'a str) -> S<'static>, B -> S<'a>, Stop -> ! }
+        }
+    }
+}
+
+#[test]
+fn endpoints_with_different_lifetime_arguments_have_debug() {
+    let (server, client) = lifetime_arguments_that_differ::p::init();
+    client.a("x").unwrap().b().unwrap().stop().unwrap();
+    let message = server.recv().unwrap();
+    assert!(format!("{message:?}").starts_with("A(\"x\""), "{message:?}");
+}
+
+/// A state whose every message is compiled out (`#[cfg(..)]`, a feature turned off): its enum
+/// is empty, and the `Debug` derive's `match self {}` on a reference is not exhaustive (E0004).
+pub mod every_message_compiled_out {
+    pipes::proto! {
+        pub p {
+            Start: send { Go -> Off, Stop -> ! }
+            Off: recv {
+                #[cfg(any())]
+                Back -> Start,
+            }
+        }
+    }
+}
+
+#[test]
+fn a_state_without_messages_after_cfg_still_ends_the_session() {
+    let (server, client) = every_message_compiled_out::p::init();
+    let _off = client.go().unwrap();
+    assert!(matches!(
+        server.recv(),
+        Ok(every_message_compiled_out::p::Start::Go(_))
+    ));
+}
