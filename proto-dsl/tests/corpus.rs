@@ -69,6 +69,7 @@ fixtures! {
     future_pipe: [true];
     kv_store: [false];
     generated_200: [true];
+    cfg_empties_a_state: [true];
 }
 
 #[test]
