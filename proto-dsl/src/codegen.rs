@@ -397,6 +397,19 @@ impl<'a> Gen<'a> {
         quote!(#(#attrs)*)
     }
 
+    /// Whether a message of `state` is under `#[cfg]`: it may be compiled out, and code
+    /// written for all of them may then leave a variable unused or a pattern unreachable,
+    /// which rustc lints in build.rs output (no macro expansion quiets it there).
+    fn has_cfg(state: &State) -> bool {
+        state.messages.iter().any(|message| {
+            message
+                .meta
+                .attrs
+                .iter()
+                .any(|attr| attr.syn.path().is_ident("cfg"))
+        })
+    }
+
     /// The user's docs, or `fallback` when there are none.
     fn docs_or(&self, meta: &crate::ast::Meta, fallback: String) -> TokenStream {
         if meta.docs.is_empty() {
@@ -655,13 +668,7 @@ impl<'a> Gen<'a> {
         // A type or lifetime parameter no variant uses would not compile (E0392): an
         // uninhabited hidden variant uses them all, and matches may leave it out. A message
         // under `#[cfg]` may be the only one to use one, so then it is always there.
-        let cfg = state.messages.iter().any(|message| {
-            message
-                .meta
-                .attrs
-                .iter()
-                .any(|attr| attr.syn.path().is_ident("cfg"))
-        });
+        let cfg = Self::has_cfg(state);
         let unused = state.generics.syn.params.iter().any(|param| {
             let name = match param {
                 syn::GenericParam::Type(t) => t.ident.to_string(),
@@ -1107,8 +1114,11 @@ impl<'a> Gen<'a> {
                 None,
             )
         };
+        // Every message compiled out leaves the session unused.
+        let allow = Self::has_cfg(state).then(|| quote!(#[allow(unused_variables)]));
         quote! {
             impl #impl_generics #name #ty_generics {
+                #allow
                 fn __arrive((message, session): #arrived) -> Self {
                     match message {
                         #(#arms)*
