@@ -70,6 +70,7 @@ fixtures! {
     kv_store: [false];
     generated_200: [true];
     cfg_empties_a_state: [true];
+    cfg_leaves_one_message: [false];
 }
 
 #[test]
