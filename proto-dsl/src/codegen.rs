@@ -1006,9 +1006,12 @@ impl<'a> Gen<'a> {
             self.in_lane(state, back_pattern),
         );
         let back = Self::payload_tuple(message);
+        // Written for the messages before `#[cfg]` runs: if it leaves one, the arm is
+        // unreachable.
+        let allow = Self::has_cfg(state).then(|| quote!(#[allow(unreachable_patterns)]));
         let other_variants = (state.messages.len() > 1
             || (self.lanes() && self.lane_shared(sender)))
-        .then(|| quote!(#rt::Err(_) => #rt::unreachable_message(),));
+        .then(|| quote!(#allow #rt::Err(_) => #rt::unreachable_message(),));
         let body = if self.sessioned() {
             let kept = match next {
                 None => quote!(session.finish()),
@@ -1105,8 +1108,11 @@ impl<'a> Gen<'a> {
             let (lane, receives) = (Self::lane_ident(sender), Self::lane_ident(receiver));
             (
                 quote!((#lane #ty_generics, #rt::Duplex<#receives #ty_generics, #lane #ty_generics>)),
-                self.lane_shared(sender)
-                    .then(|| quote!(_ => #rt::unreachable_message(),)),
+                self.lane_shared(sender).then(|| {
+                    let allow =
+                        Self::has_cfg(state).then(|| quote!(#[allow(unreachable_patterns)]));
+                    quote!(#allow _ => #rt::unreachable_message(),)
+                }),
             )
         } else {
             (
