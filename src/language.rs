@@ -223,7 +223,9 @@
 //! but its own `client`, `server` and state types come first), unlike payload types. A const
 //! parameter's name has no lower-case letter (`N`, `LEN`, `_2`): generated methods bind
 //! lower-case locals, and a pattern of a const's name would match the const instead.
-//! Parameters take no default: every transition to a state passes all of its arguments.
+//! Parameters take no default: every transition to a state passes all of its arguments. A type
+//! parameter cannot have the name of its own state (`Item: send<Item>`): the state's enum would
+//! be shadowed in the generated impls.
 //!
 //! A protocol may be written by a `macro_rules!` macro. Its fragments keep their meaning: an
 //! `$n:expr` given `1 + 1` stays one operand in `[u8; $n * 2]`, a `$t:ty` given

@@ -204,7 +204,7 @@ macro_rules! __endpoints {
             fn room(&self) -> ::core::option::Option<$crate::__private::Room<'_>> {
                 $crate::__private::Backlog::room(&self.0)
             }
-            fn report(&self, room: usize) {
+            fn report(&self, room: ::core::primitive::usize) {
                 $crate::__private::Backlog::report(&self.0, room)
             }
         }

@@ -492,10 +492,38 @@ impl ProtocolChecker<'_> {
                 );
             }
             self.parameter_rules(param);
+            self.type_parameter_named_like(state, param);
         }
         self.messages(state);
         self.undeclared_parameters(state);
         self.unnameable_types(state);
+    }
+
+    /// A type parameter named like its own state (`Item: send<Item>`) shadows the state's
+    /// enum in the generated impls, which name the enum with its arguments (`Item<Item>`):
+    /// rustc's E0109 at the whole invocation. A parameter named like another state is fine:
+    /// generated code names other states' endpoints by path (`server::Other`).
+    fn type_parameter_named_like(&mut self, state: &State, param: &crate::ast::GenericParam) {
+        let syn::GenericParam::Type(ty) = &param.syn else {
+            return;
+        };
+        let name = ty.ident.unraw().to_string();
+        if name != state.name.unraw() {
+            return;
+        }
+        let at = occurrences(self.source, &param.span, &name).remove(0);
+        self.errors.push(
+            Diagnostic::error(
+                format!("the type parameter `{name}` has the name of its state"),
+                at,
+                "also the name of this state",
+            )
+            .with_note(
+                state.name.span.clone(),
+                format!("state `{name}` is declared here"),
+            )
+            .with_help("rename the parameter or the state"),
+        );
     }
 
     /// A const parameter is a value in scope of every generated method, where a pattern of

@@ -397,6 +397,19 @@ impl<'a> Gen<'a> {
         quote!(#(#attrs)*)
     }
 
+    /// Whether a message of `state` is under `#[cfg]`: it may be compiled out, and code
+    /// written for all of them may then leave a variable unused or a pattern unreachable,
+    /// which rustc lints in build.rs output (no macro expansion quiets it there).
+    fn has_cfg(state: &State) -> bool {
+        state.messages.iter().any(|message| {
+            message
+                .meta
+                .attrs
+                .iter()
+                .any(|attr| attr.syn.path().is_ident("cfg"))
+        })
+    }
+
     /// The user's docs, or `fallback` when there are none.
     fn docs_or(&self, meta: &crate::ast::Meta, fallback: String) -> TokenStream {
         if meta.docs.is_empty() {
@@ -655,13 +668,7 @@ impl<'a> Gen<'a> {
         // A type or lifetime parameter no variant uses would not compile (E0392): an
         // uninhabited hidden variant uses them all, and matches may leave it out. A message
         // under `#[cfg]` may be the only one to use one, so then it is always there.
-        let cfg = state.messages.iter().any(|message| {
-            message
-                .meta
-                .attrs
-                .iter()
-                .any(|attr| attr.syn.path().is_ident("cfg"))
-        });
+        let cfg = Self::has_cfg(state);
         let unused = state.generics.syn.params.iter().any(|param| {
             let name = match param {
                 syn::GenericParam::Type(t) => t.ident.to_string(),
@@ -999,9 +1006,12 @@ impl<'a> Gen<'a> {
             self.in_lane(state, back_pattern),
         );
         let back = Self::payload_tuple(message);
+        // Written for the messages before `#[cfg]` runs: if it leaves one, the arm is
+        // unreachable.
+        let allow = Self::has_cfg(state).then(|| quote!(#[allow(unreachable_patterns)]));
         let other_variants = (state.messages.len() > 1
             || (self.lanes() && self.lane_shared(sender)))
-        .then(|| quote!(#rt::Err(_) => #rt::unreachable_message(),));
+        .then(|| quote!(#allow #rt::Err(_) => #rt::unreachable_message(),));
         let body = if self.sessioned() {
             let kept = match next {
                 None => quote!(session.finish()),
@@ -1098,8 +1108,11 @@ impl<'a> Gen<'a> {
             let (lane, receives) = (Self::lane_ident(sender), Self::lane_ident(receiver));
             (
                 quote!((#lane #ty_generics, #rt::Duplex<#receives #ty_generics, #lane #ty_generics>)),
-                self.lane_shared(sender)
-                    .then(|| quote!(_ => #rt::unreachable_message(),)),
+                self.lane_shared(sender).then(|| {
+                    let allow =
+                        Self::has_cfg(state).then(|| quote!(#[allow(unreachable_patterns)]));
+                    quote!(#allow _ => #rt::unreachable_message(),)
+                }),
             )
         } else {
             (
@@ -1107,8 +1120,11 @@ impl<'a> Gen<'a> {
                 None,
             )
         };
+        // Every message compiled out leaves the session unused.
+        let allow = Self::has_cfg(state).then(|| quote!(#[allow(unused_variables)]));
         quote! {
             impl #impl_generics #name #ty_generics {
+                #allow
                 fn __arrive((message, session): #arrived) -> Self {
                     match message {
                         #(#arms)*
@@ -1129,9 +1145,9 @@ impl<'a> Gen<'a> {
 /// tokens come in the order they were written, so this cursor steps through the fragment's
 /// text beside them, skipping whitespace and comments, and checks that each token's text is
 /// the next thing written: then the token gets the span of the user's token at that offset.
-/// The one difference allowed is an identifier's case, because the parser spells the 2012
-/// kinds in today's words (`send` becomes `Send`) and the user's token is still the one to
-/// blame. Should the two ever disagree otherwise, the cursor stops trusting the text and the
+/// The one difference allowed is a 2012 kind, which the parser spells in today's words by
+/// absolute path (`send` becomes `::core::marker::Send`): the path's tokens all get the kind's
+/// span, and the user's token is still the one to blame. Should the two ever disagree otherwise, the cursor stops trusting the text and the
 /// rest of the fragment gets the span of its first token: a coarse error, never one at a
 /// wrong token.
 struct FragmentText<'s> {
@@ -1187,6 +1203,11 @@ impl FragmentText<'_> {
         }
         self.skip_trivia();
         let rest = &self.text[self.pos..];
+        // The parser writes a 2012 kind as an absolute path (`send` as `::core::marker::Send`):
+        // the path's prefix stands where the kind is written, without stepping over it.
+        if matches!(token, ":" | "core" | "marker") && starts_with_kind(rest) {
+            return Some(self.base + self.pos);
+        }
         let written = if is_ident {
             let len = rest
                 .find(|c: char| !(c.is_alphanumeric() || c == '_' || c == '#'))
@@ -1207,6 +1228,15 @@ impl FragmentText<'_> {
             }
         }
     }
+}
+
+/// Whether `text` starts with a 2012 kind ([`KINDS_2012`](crate::parse::KINDS_2012)) as a
+/// whole word.
+fn starts_with_kind(text: &str) -> bool {
+    crate::parse::KINDS_2012.iter().any(|(kind, _)| {
+        text.strip_prefix(kind)
+            .is_some_and(|rest| !rest.starts_with(|c: char| c.is_alphanumeric() || c == '_'))
+    })
 }
 
 impl Gen<'_> {

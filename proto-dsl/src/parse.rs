@@ -670,8 +670,11 @@ fn untranslated_2012_kind(param: &str, start: usize) -> Option<Diagnostic> {
     None
 }
 
-/// Rewrites a parameter's bounds written as a 2012 kind ([`KINDS_2012`]) to today's trait.
-/// The identifier keeps its place, so codegen still finds the user's token for it.
+/// Rewrites a parameter's bounds written as a 2012 kind ([`KINDS_2012`]) to today's trait, by
+/// absolute path (`send` becomes `::core::marker::Send`): inside the generated module a bare
+/// `Send` would name a state called `Send`. The identifier keeps its place at the end of the
+/// path, so codegen still finds the user's token for it (`FragmentText` lets the path's prefix
+/// stand on the kind).
 fn spell_2012_kinds(param: &mut syn::GenericParam) {
     let syn::GenericParam::Type(param) = param else {
         return;
@@ -689,9 +692,10 @@ fn spell_2012_kinds(param: &mut syn::GenericParam) {
         {
             continue;
         }
-        let ident = &mut path.segments[0].ident;
+        let ident = &path.segments[0].ident;
         if let Some((_, today)) = KINDS_2012.iter().find(|(kind, _)| ident == kind) {
-            *ident = syn::Ident::new(today, ident.span());
+            let today = syn::Ident::new(today, ident.span());
+            *path = syn::parse_quote!(::core::marker::#today);
         }
     }
 }
@@ -821,12 +825,13 @@ mod tests {
                 quote::quote!(#syn).to_string()
             })
             .collect();
-        // A path, a capitalised name or one with arguments is the user's own trait.
+        // A kind becomes an absolute path (a state may be called `Send`); a path, a
+        // capitalised name or one with arguments is the user's own trait.
         assert_eq!(
             params,
             [
-                "T : Send",
-                "U : Copy + Clone",
+                "T : :: core :: marker :: Send",
+                "U : :: core :: marker :: Copy + Clone",
                 "V : :: send",
                 "W : Owned",
                 "X : send < u8 >"

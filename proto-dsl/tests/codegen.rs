@@ -31,7 +31,7 @@ macro_rules! expansions {
 }
 
 expansions! {
-    bank bank_2012 bar double_buffer foo future_pipe generated_200 kv_store oneshot pingpong
+    bank bank_2012 bar cfg_empties_a_state cfg_leaves_one_message double_buffer foo future_pipe generated_200 kv_store oneshot pingpong
     pingpong_unbounded ring simple_proto_empty simple_proto_end simple_proto_goodbye
     simple_proto_hello simple_proto_name stream streamp
 }

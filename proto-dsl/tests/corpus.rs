@@ -69,6 +69,8 @@ fixtures! {
     future_pipe: [true];
     kv_store: [false];
     generated_200: [true];
+    cfg_empties_a_state: [true];
+    cfg_leaves_one_message: [false];
 }
 
 #[test]

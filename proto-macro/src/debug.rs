@@ -5,7 +5,12 @@
 //! Debug`). A plain `Payload: Debug` on a type without generic parameters is checked where
 //! the impl is declared, and is an error if it does not hold; a higher-ranked one is checked
 //! only where the impl is used, so the impl simply does not apply. Endpoints in the fields
-//! always implement `Debug`.
+//! always implement `Debug` (without bounds), so they get no where clause: two of them, as
+//! `server::S<'static>` and `server::S<'a>`, would leave rustc two clauses to choose from for
+//! one type (E0283).
+//!
+//! Every variant of an enum may be compiled out (`#[cfg(..)]` on each message of a state): the
+//! enum is then empty, and its `fmt` matches on `*self`, since a reference is never empty.
 
 use proc_macro2::TokenStream;
 use quote::{format_ident, quote};
@@ -28,7 +33,11 @@ pub fn expand(input: DeriveInput) -> syn::Result<TokenStream> {
     for variant in &data.variants {
         let (ident, text) = (&variant.ident, variant.ident.unraw().to_string());
         let cfgs = variant.attrs.iter().filter(|a| a.path().is_ident("cfg"));
-        let types = variant.fields.iter().map(|field| &field.ty);
+        let types = variant
+            .fields
+            .iter()
+            .map(|field| &field.ty)
+            .filter(|ty| !is_endpoint(ty));
         predicates.extend(types.map(|ty| quote!(for<'__pipes> #ty: ::core::fmt::Debug)));
         let arm = match &variant.fields {
             Fields::Unit => quote!(#name::#ident => f.write_str(#text)),
@@ -56,16 +65,34 @@ pub fn expand(input: DeriveInput) -> syn::Result<TokenStream> {
         };
         arms.push(quote!(#(#cfgs)* #arm,));
     }
+    let body = if data.variants.is_empty() {
+        quote!(match *self {})
+    } else {
+        quote!(match self { #(#arms)* })
+    };
     Ok(quote! {
         impl #impl_generics ::core::fmt::Debug for #name #ty_generics
         where
             #(#predicates,)*
         {
             fn fmt(&self, f: &mut ::core::fmt::Formatter<'_>) -> ::core::fmt::Result {
-                match self {
-                    #(#arms)*
-                }
+                #body
             }
         }
     })
+}
+
+/// Whether a field's type is the endpoint a message leads to: generated code names it
+/// `client::State<..>` or `server::State<..>` (payloads go through aliases of the protocol's
+/// own, so a user's `client::Id` never reaches the enum as written).
+fn is_endpoint(ty: &syn::Type) -> bool {
+    let syn::Type::Path(path) = ty else {
+        return false;
+    };
+    path.qself.is_none()
+        && path.path.leading_colon.is_none()
+        && path.path.segments.len() == 2
+        && ["client", "server"]
+            .iter()
+            .any(|side| path.path.segments[0].ident == side)
 }

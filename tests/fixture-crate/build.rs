@@ -5,6 +5,8 @@
 //! module of its own, so the crate builds only if every fixture's generated code compiles. The
 //! fixture files stay the single source: nothing is copied by hand. Most fixtures' protocols
 //! are private, so their modules allow dead code: rustc type-checks unused items all the same.
+//! Every other warning is denied in them, as a user's `#![deny(warnings)]` would: build.rs
+//! output is not a macro expansion, so rustc lints it as if written by hand.
 //! A fixture with a file in `src/uses/` gets those tests inside both of its modules.
 
 use std::fmt::Write as _;
@@ -74,7 +76,7 @@ fn main() -> Result<(), Box<dyn std::error::Error>> {
             writeln!(
                 index,
                 "    /// `{name}.pipes`.\n    \
-                 #[allow(dead_code)]\n    pub mod {name} {{\n        \
+                 #[deny(warnings)]\n    #[allow(dead_code)]\n    pub mod {name} {{\n        \
                  #[allow(unused_imports)]\n        use crate::payloads::*;\n        \
                  include!({file:?});{uses}\n    }}"
             )?;

@@ -252,8 +252,14 @@ impl Gen<'_> {
             // if a payload's `Drop` panics there, the endpoint is still a local, which the
             // unwinding drops (closing the user's side); a return value being built when a
             // local's drop panics is leaked instead (rust-lang/rust#47949).
-            let drop_payloads =
-                (!vars.is_empty()).then(|| quote!(::core::mem::drop((#(#vars,)*));));
+            // (Payloads that are `Copy` make rustc's `dropping_copy_types` lint, which build.rs
+            // output gets as hand-written code does.)
+            let drop_payloads = (!vars.is_empty()).then(|| {
+                quote! {
+                    #[allow(dropping_copy_types)]
+                    ::core::mem::drop((#(#vars,)*));
+                }
+            });
             quote! {
                 #attrs
                 #pattern => {
@@ -302,8 +308,11 @@ impl Gen<'_> {
         // An unbounded protocol's pump receives only as fast as the user reads (`Pump::room`).
         let room = (!self.liveness.is_bounded())
             .then(|| quote!(let endpoint = pump.room(endpoint).await;));
+        // Every message compiled out with `#[cfg]` leaves the held endpoint unused.
+        let allow = Self::has_cfg(state).then(|| quote!(#[allow(unused_variables)]));
         quote! {{
             #room
+            #allow
             let endpoint = pump.hold(endpoint);
             match pump.remote(#index, #count).await? {
                 #(#arms)*
