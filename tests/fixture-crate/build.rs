@@ -7,7 +7,8 @@
 //! are private, so their modules allow dead code: rustc type-checks unused items all the same.
 //! Every other warning is denied in them, as a user's `#![deny(warnings)]` would: build.rs
 //! output is not a macro expansion, so rustc lints it as if written by hand.
-//! A fixture with a file in `src/uses/` gets those tests inside both of its modules.
+//! A fixture with a file in `src/uses/` gets those tests inside both of its modules. With the
+//! `net` feature, the `#[wire]` fixtures in `wire/` are compiled the same two ways.
 
 use std::fmt::Write as _;
 use std::path::{Path, PathBuf};
@@ -29,6 +30,18 @@ fn main() -> Result<(), Box<dyn std::error::Error>> {
     fixtures.sort();
     if fixtures.is_empty() {
         return Err(format!("no fixtures in {}", fixtures_dir.display()).into());
+    }
+    // With the `net` feature, this crate's own `#[wire]` fixtures too (`wire/`): their
+    // generated code needs `pipes::net`.
+    let wire_dir = manifest.join("wire");
+    println!("cargo:rerun-if-changed={}", wire_dir.display());
+    if std::env::var_os("CARGO_FEATURE_NET").is_some() {
+        let mut wire: Vec<PathBuf> = std::fs::read_dir(&wire_dir)?
+            .map(|entry| entry.map(|e| e.path()))
+            .collect::<Result<_, _>>()?;
+        wire.retain(|path| path.extension().is_some_and(|e| e == "pipes"));
+        wire.sort();
+        fixtures.extend(wire);
     }
 
     let built = out.join("built");
