@@ -93,7 +93,10 @@
 //!   them at module level.
 //! - A payload cannot name `Self` (there is no `Self` where `proto!` is invoked), be
 //!   `impl Trait` (give the state a type parameter instead) or leave a part to inference
-//!   (`_`): each is refused at the token.
+//!   (`_`): each is refused at the token. Nor can it be written as a type without a size
+//!   known at compile time (`str`, a slice `[T]`, a bare `dyn Trait`): a message holds its
+//!   payloads by value, so send `String`, `Box<[T]>`, `Box<dyn Trait>` or a reference. A
+//!   type alias for one is not seen through: rustc then refuses it, at the generated code.
 //! - `Next` is `State`, `State<Types>` for a generic state, or `!`.
 //! - Message names are unique within a state; two states may have messages of the same name.
 //!

@@ -738,6 +738,21 @@ impl ProtocolChecker<'_> {
     /// name the user's types in the generated module (`impl Trait` as an unstable feature).
     fn unnameable_types(&mut self, state: &State) {
         for message in &state.messages {
+            for ty in &message.payload {
+                if let Some(what) = unsized_type(&ty.syn) {
+                    self.errors.push(
+                        Diagnostic::error(
+                            "a payload type must have a size known at compile time",
+                            ty.span.clone(),
+                            format!("{what} has no fixed size"),
+                        )
+                        .with_help(
+                            "send an owned or boxed form (`String`, `Vec<T>`, `Box<[T]>`, \
+                             `Box<dyn Trait>`) or a reference (`&'static str`)",
+                        ),
+                    );
+                }
+            }
             let payloads = message
                 .payload
                 .iter()
@@ -1096,6 +1111,20 @@ fn occurrences(source: &str, span: &Span, name: &str) -> Vec<Span> {
         found.push(span.clone());
     }
     found
+}
+
+/// What a payload type written as `str`, a slice `[T]` or a bare trait object names, if it is
+/// one: a message holds its payloads by value, so rustc would refuse it with errors at the
+/// whole invocation (the generated enum and methods), not at the type.
+fn unsized_type(ty: &syn::Type) -> Option<&'static str> {
+    match ty {
+        syn::Type::Paren(inner) => unsized_type(&inner.elem),
+        syn::Type::Group(inner) => unsized_type(&inner.elem),
+        syn::Type::Slice(_) => Some("a slice"),
+        syn::Type::TraitObject(_) => Some("a trait object"),
+        syn::Type::Path(path) if path.qself.is_none() && path.path.is_ident("str") => Some("`str`"),
+        _ => None,
+    }
 }
 
 #[cfg(test)]
