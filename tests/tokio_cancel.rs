@@ -198,74 +198,29 @@ fn a_runtime_shut_down_with_receives_pending_drops_them_and_their_endpoints() {
         let (server, client) = ticks::init();
         let (asked, asker) = ask::init();
         let waiting = Arc::new(AtomicUsize::new(0));
-        let started = |waiting: &Arc<AtomicUsize>| {
-            let waiting = Arc::clone(waiting);
-            move || waiting.fetch_add(1, Ordering::SeqCst)
-        };
+        // Spawns a task that makes the future (moving in what it names), polls it once to
+        // see it pending, counts itself waiting and then waits on it.
+        macro_rules! spawn_pending {
+            ($future:expr) => {
+                runtime.spawn({
+                    let waiting = Arc::clone(&waiting);
+                    async move {
+                        let mut future = $future;
+                        assert!(futures_poll_once(&mut future).await.is_none());
+                        waiting.fetch_add(1, Ordering::SeqCst);
+                        let _ = future.await;
+                    }
+                })
+            };
+        }
         let tasks = vec![
-            runtime.spawn({
-                let started = started(&waiting);
-                async move {
-                    let mut future = port.recv_async();
-                    assert!(futures_poll_once(&mut future).await.is_none());
-                    started();
-                    future.await.map(drop).ok();
-                }
-            }),
-            runtime.spawn({
-                let started = started(&waiting);
-                async move {
-                    let mut future = shared_port.recv_async();
-                    assert!(futures_poll_once(&mut future).await.is_none());
-                    started();
-                    future.await.map(drop).ok();
-                }
-            }),
-            runtime.spawn({
-                let started = started(&waiting);
-                async move {
-                    let mut future = set.recv_async();
-                    assert!(futures_poll_once(&mut future).await.is_none());
-                    started();
-                    future.await.map(drop).ok();
-                }
-            }),
-            runtime.spawn({
-                let started = started(&waiting);
-                async move {
-                    let mut future = one.recv_async();
-                    assert!(futures_poll_once(&mut future).await.is_none());
-                    started();
-                    future.await.map(drop).ok();
-                }
-            }),
-            runtime.spawn({
-                let started = started(&waiting);
-                async move {
-                    let mut future = selecti_async((&mut selected, (&mut selected_port, ())));
-                    assert!(futures_poll_once(&mut future).await.is_none());
-                    started();
-                    future.await;
-                }
-            }),
-            runtime.spawn({
-                let started = started(&waiting);
-                async move {
-                    let mut future = server.recv_async();
-                    assert!(futures_poll_once(&mut future).await.is_none());
-                    started();
-                    future.await.map(drop).ok();
-                }
-            }),
-            runtime.spawn({
-                let started = started(&waiting);
-                async move {
-                    let mut future = asked.recv_async();
-                    assert!(futures_poll_once(&mut future).await.is_none());
-                    started();
-                    future.await.map(drop).ok();
-                }
-            }),
+            spawn_pending!(port.recv_async()),
+            spawn_pending!(shared_port.recv_async()),
+            spawn_pending!(set.recv_async()),
+            spawn_pending!(one.recv_async()),
+            spawn_pending!(selecti_async((&mut selected, (&mut selected_port, ())))),
+            spawn_pending!(server.recv_async()),
+            spawn_pending!(asked.recv_async()),
         ];
         let n = tasks.len();
         while waiting.load(Ordering::SeqCst) < n {
