@@ -223,7 +223,9 @@
 //! parameters it declares itself: a parameter of another state named in this state's payloads
 //! or arguments is an error that says to declare it here too. Bounds, and the types of const
 //! parameters, are named inside the generated module (it sees the invoking module's items,
-//! but its own `client`, `server` and state types come first), unlike payload types. A const
+//! but its own `client`, `server` and state types come first), unlike payload types: a bound
+//! or type whose path starts with a state's name (`T: Sync` beside a state `Sync`) is refused
+//! at the name, and a path from the crate root (`::core::marker::Sync`) is never shadowed. A const
 //! parameter's name has no lower-case letter (`N`, `LEN`, `_2`): generated methods bind
 //! lower-case locals, and a pattern of a const's name would match the const instead.
 //! Parameters take no default: every transition to a state passes all of its arguments. A type

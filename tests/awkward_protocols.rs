@@ -61,6 +61,21 @@ pub mod n5 {
         }
     }
 }
+pub mod n6 {
+    // States named like the traits and types of their bounds: bounds are named inside the
+    // generated module, so they are written from the crate root, which no state shadows.
+    pipes::proto! {
+        pub bounds {
+            Start: send<T: ::core::marker::Sync + Into<::std::string::String>, const N: ::core::primitive::u8> {
+                Go(T) -> String,
+                Wait -> Sync,
+            }
+            String: recv { Back(::std::string::String) -> u8 }
+            Sync: recv { Back -> ! }
+            u8: send { Stop -> ! }
+        }
+    }
+}
 #[cfg(feature = "net")]
 pub mod w2 {
     pipes::proto! {
@@ -90,4 +105,21 @@ fn names_that_meet_prelude_and_generated_names() {
     };
     server.grüße().unwrap();
     assert!(matches!(r#enum.recv(), Ok(n3::r#type::r#enum::Grüße)));
+}
+
+#[test]
+fn bounds_from_the_crate_root_beside_states_named_like_them() {
+    let (server, client) = n6::bounds::init::<&'static str, 3>();
+    let string = client.go("hi").unwrap();
+    let n6::bounds::Start::Go(text, server) = server.recv().unwrap() else {
+        unreachable!()
+    };
+    let text: String = text.into();
+    let end = server.back(text + "!").unwrap();
+    let Ok(n6::bounds::String::Back(reply, u8)) = string.recv() else {
+        unreachable!()
+    };
+    assert_eq!(reply, "hi!");
+    u8.stop().unwrap();
+    assert!(matches!(end.recv(), Ok(n6::bounds::u8::Stop)));
 }

@@ -493,6 +493,7 @@ impl ProtocolChecker<'_> {
             }
             self.parameter_rules(param);
             self.type_parameter_named_like(state, param);
+            self.bounds_naming_states(state, param);
         }
         self.messages(state);
         self.undeclared_parameters(state);
@@ -524,6 +525,51 @@ impl ProtocolChecker<'_> {
             )
             .with_help("rename the parameter or the state"),
         );
+    }
+
+    /// A parameter's bounds and a const parameter's type are written inside the generated
+    /// module, where a state's enum shadows a type or trait of the same name (`T: Sync` with a
+    /// state `Sync`, `const N: u8` with a state `u8`): rustc then refuses them with errors
+    /// about the enum. Refused here, at the name, saying why; a path from the crate root
+    /// (`::core::marker::Sync`) is not shadowed.
+    fn bounds_naming_states(&mut self, state: &State, param: &crate::ast::GenericParam) {
+        let mut first = FirstSegments::default();
+        match &param.syn {
+            syn::GenericParam::Type(ty) => {
+                for bound in &ty.bounds {
+                    first.visit_type_param_bound(bound);
+                }
+            }
+            syn::GenericParam::Const(constant) => first.visit_type(&constant.ty),
+            syn::GenericParam::Lifetime(_) => {}
+        }
+        // The state's own parameters shadow states in turn (`<U, T: Into<U>>`).
+        let own = |name: &str| state.generics.params.iter().any(|p| p.name == name);
+        let mut seen = HashSet::new();
+        for name in first.names {
+            if own(&name) || !seen.insert(name.clone()) {
+                continue;
+            }
+            let Some(&named) = self.index.get(name.as_str()) else {
+                continue;
+            };
+            for at in occurrences(self.source, &param.span, &name) {
+                self.errors.push(
+                    Diagnostic::error(
+                        format!("`{name}` in the parameter `{}` names the state `{name}`", param.name),
+                        at,
+                        "a state of this protocol here",
+                    )
+                    .with_note(
+                        self.protocol.states[named].name.span.clone(),
+                        format!("state `{name}` is declared here"),
+                    )
+                    .with_help(
+                        "bounds and const parameter types are named inside the protocol's module, where its states shadow other names: rename the state, or write the path from the crate root (as `::core::marker::Sync`)",
+                    ),
+                );
+            }
+        }
     }
 
     /// A const parameter is a value in scope of every generated method, where a pattern of
@@ -1068,6 +1114,29 @@ impl<'ast> Visit<'ast> for Unnameable {
 
     fn visit_type_infer(&mut self, _: &'ast syn::TypeInfer) {
         self.infer = true;
+    }
+}
+
+/// The first segment of every path that does not start at the crate root (`::`), in a
+/// parameter's bounds or a const parameter's type: the names looked up in the generated
+/// module.
+#[derive(Default)]
+struct FirstSegments {
+    names: Vec<String>,
+}
+
+impl<'ast> Visit<'ast> for FirstSegments {
+    fn visit_path(&mut self, path: &'ast syn::Path) {
+        if path.leading_colon.is_none()
+            && let Some(first) = path.segments.first()
+        {
+            self.names.push(first.ident.unraw().to_string());
+        }
+        syn::visit::visit_path(self, path);
+    }
+
+    fn visit_macro(&mut self, _: &'ast syn::Macro) {
+        // What a macro makes of its tokens is rustc's to judge.
     }
 }
 
