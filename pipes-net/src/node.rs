@@ -375,7 +375,7 @@ impl Builder {
             handle,
             config: self.config,
             registry: Arc::new(Registry::default()),
-            dialed: tokio::sync::Mutex::new(HashMap::new()),
+            dialed: Mutex::new(HashMap::new()),
             conns: Mutex::new(Vec::new()),
             local_addr: listener.as_ref().map(|l| l.local_addr()).transpose()?,
             shutdown,
@@ -460,12 +460,17 @@ pub struct Node {
     thread: Option<std::thread::JoinHandle<()>>,
 }
 
+/// One dialed address: its connection, once there is one.
+type Dialed = tokio::sync::Mutex<Option<Arc<Conn>>>;
+
 struct Inner {
     handle: tokio::runtime::Handle,
     config: Config,
     registry: Arc<Registry>,
-    /// The connections this node dialed, by address: one per peer.
-    dialed: tokio::sync::Mutex<HashMap<SocketAddr, Arc<Conn>>>,
+    /// The connections this node dialed, by address: one per peer. Each address has a lock of
+    /// its own, held while it is dialed, so two dials of one peer make one connection, and a
+    /// peer that stalls in its hello holds up the dials of that peer only.
+    dialed: Mutex<HashMap<SocketAddr, Arc<Dialed>>>,
     /// Every connection, to fail them all at shutdown.
     conns: Mutex<Vec<Weak<Conn>>>,
     local_addr: Option<SocketAddr>,
@@ -538,8 +543,9 @@ impl Inner {
     }
 
     async fn connect_inner(&self, addr: SocketAddr) -> Result<Arc<Conn>, ConnectError> {
-        let mut dialed = self.dialed.lock().await;
-        if let Some(conn) = dialed.get(&addr).filter(|conn| !conn.is_dead()) {
+        let peer = lock(&self.dialed).entry(addr).or_default().clone();
+        let mut dialed = peer.lock().await;
+        if let Some(conn) = dialed.as_ref().filter(|conn| !conn.is_dead()) {
             return Ok(conn.clone());
         }
         let stream =
@@ -550,7 +556,7 @@ impl Inner {
             };
         let _ = stream.set_nodelay(true);
         let conn = self.attach_inner(stream, Origin::Dialed).await?;
-        dialed.insert(addr, conn.clone());
+        *dialed = Some(conn.clone());
         Ok(conn)
     }
 }
