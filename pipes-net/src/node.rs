@@ -709,12 +709,15 @@ impl Node {
         &self.inner.handle
     }
 
-    /// Runs `future` on the node's runtime (it needs its IO driver and timer).
+    /// Runs `future` on the node's runtime (it needs its IO driver and timer), as part of the
+    /// caller's future: dropping that (a timeout, an abort) aborts it, so a dial or hello given
+    /// up on does not go on to run a connection nobody asked for any more.
     async fn run<T: Send + 'static>(
         &self,
         future: impl Future<Output = Result<T, ConnectError>> + Send + 'static,
     ) -> Result<T, ConnectError> {
-        match self.inner.handle.spawn(future).await {
+        let mut task = AbortOnDrop(self.inner.handle.spawn(future));
+        match (&mut task.0).await {
             Ok(result) => result,
             Err(_) => Err(ConnectError::Io(Arc::new(io::Error::new(
                 io::ErrorKind::ConnectionAborted,
@@ -737,6 +740,15 @@ impl Drop for Node {
                 let _ = thread.join();
             }
         }
+    }
+}
+
+/// A task that is aborted when this is dropped (a no-op once it finished).
+struct AbortOnDrop<T>(tokio::task::JoinHandle<T>);
+
+impl<T> Drop for AbortOnDrop<T> {
+    fn drop(&mut self) {
+        self.0.abort();
     }
 }
 
