@@ -1825,3 +1825,62 @@ fn an_endpoint_dropped_in_a_thread_local_destructor_closes_its_session() {
         }
     });
 }
+
+/// Armed bombs wait in the lane to the client's pump (its credit window of 1 is spent) when
+/// the client's node is dropped: the pump's end of the lane drops them, each drop panicking,
+/// on the node's runtime. The drop of the node must still end, and both users learn the
+/// session is over; the server's node goes on.
+#[test]
+fn payloads_whose_drop_panics_held_when_the_node_drops_end_only_their_session() {
+    watchdog(20, || {
+        let config = window_of(1);
+        let config = pipes::net::Config {
+            shutdown_timeout: Duration::from_millis(200),
+            ..config
+        };
+        let server_node = Node::builder()
+            .listen("127.0.0.1:0".parse().unwrap())
+            .config(config)
+            .start()
+            .unwrap();
+        let addr = server_node.local_addr().unwrap();
+        let mut incoming = server_node.incoming::<bombs::Wire>();
+        let client_node = Node::builder().config(config).start().unwrap();
+        let mut start = client_node.client::<bombs::Wire>(addr).unwrap();
+        let mut served = incoming.accept().unwrap();
+        // Disarmed ones first, to spend the window; the armed ones wait in the lane.
+        for n in 0..3 {
+            start = start.bomb(Bomb { n, armed: false }).unwrap();
+        }
+        for n in 3..6 {
+            start = start.bomb(Bomb { n, armed: true }).unwrap();
+        }
+        std::thread::sleep(Duration::from_millis(100));
+        let started = std::time::Instant::now();
+        drop(client_node);
+        assert!(started.elapsed() < Duration::from_secs(2));
+        // The server's user gets what crossed, then the end.
+        let error = loop {
+            match served.recv() {
+                Ok(bombs::Start::Bomb(bomb, next)) => {
+                    assert!(bomb.n < 3, "bomb {} crossed", bomb.n);
+                    served = next;
+                }
+                Ok(bombs::Start::Done) => panic!("done was never sent"),
+                Err(error) => break error,
+            }
+        };
+        assert_eq!(error.cause(), Cause::ConnectionLost, "{error}");
+        // The client's user learns it at its next send, and gets the payload back.
+        let Err(pipes::SendError(bomb)) = start.bomb(Bomb { n: 9, armed: false }) else {
+            panic!("a send on a session whose node is gone went through")
+        };
+        assert_eq!(bomb.n, 9);
+        // The server's node goes on.
+        let other = Node::builder().config(config).start().unwrap();
+        let start = other.client::<bombs::Wire>(addr).unwrap();
+        let served = incoming.accept().unwrap();
+        start.done().unwrap();
+        assert!(matches!(served.recv().unwrap(), bombs::Start::Done));
+    });
+}

@@ -139,9 +139,28 @@ async fn an_accept_racing_the_shutdown_gets_a_session_or_none_and_never_hangs() 
                 assert!(served.recv_async().await.is_err());
             }
             drop(opened);
-            let _ = Node::connections(&client);
             client.shutdown().await;
         }
+    })
+    .await;
+}
+
+#[tokio::test]
+async fn two_dials_of_one_peer_at_once_make_one_connection() {
+    within(10, async {
+        let server = Node::builder()
+            .listen("127.0.0.1:0".parse().unwrap())
+            .config(quick())
+            .start_async()
+            .await
+            .unwrap();
+        let addr = server.local_addr().unwrap();
+        let client = Node::builder().config(quick()).start_async().await.unwrap();
+        let (a, b) = tokio::join!(client.connect_async(addr), client.connect_async(addr));
+        let (_a, _b) = (a.unwrap(), b.unwrap());
+        assert_eq!(client.connections(), 1);
+        client.shutdown().await;
+        server.shutdown().await;
     })
     .await;
 }
