@@ -269,3 +269,65 @@ async fn frames_for_a_session_this_end_closed_are_dropped_and_the_connection_goe
     })
     .await;
 }
+
+/// A raw peer connected to `node` over a duplex pipe, after the hello.
+async fn raw_peer(node: &Node) -> common::RawPeer {
+    let (ours, theirs) = tokio::io::duplex(1 << 20);
+    let mut peer = common::RawPeer { io: ours };
+    peer.write_body(&pipes_net::frame::hello(
+        pipes_net::frame::DEFAULT_MAX_FRAME,
+        pipes_net::frame::DEFAULT_MAX_MESSAGE,
+    ))
+    .await;
+    node.attach_async(theirs, pipes_net::Origin::Accepted)
+        .await
+        .unwrap();
+    assert!(peer.read_body().await.is_some());
+    peer
+}
+
+/// Opens `n` sessions of `STREAM` from `peer`, and reads their answers.
+async fn open_many(peer: &mut common::RawPeer, n: u64) {
+    for i in 0..n {
+        let mut open = open_frame(WINDOW);
+        open.session = 1 + 2 * i;
+        peer.write(open).await;
+    }
+    for _ in 0..n {
+        assert!(matches!(peer.read().await.unwrap().kind, Kind::Open { .. }));
+    }
+}
+
+#[tokio::test]
+async fn a_peer_that_reconnects_cannot_pile_up_backlogs_of_unaccepted_sessions() {
+    within(10, async {
+        const BACKLOG: u64 = 50;
+        let config = Config {
+            backlog: BACKLOG as usize,
+            ..quick()
+        };
+        let node = common::node(config).await;
+        let mut acceptor = node.serve(STREAM, Role::Server);
+        // Each connection fills its backlog, and hangs up.
+        for _ in 0..5 {
+            let mut peer = raw_peer(&node).await;
+            open_many(&mut peer, BACKLOG).await;
+        }
+        // The last one stays.
+        let mut peer = raw_peer(&node).await;
+        open_many(&mut peer, BACKLOG).await;
+        // Time for the node to see the last hang-up.
+        tokio::time::sleep(Duration::from_millis(20)).await;
+        let mut waiting = 0;
+        while let Ok(Some(_)) =
+            tokio::time::timeout(Duration::from_millis(50), acceptor.accept_async()).await
+        {
+            waiting += 1;
+        }
+        // Only the live connection's: those of the dead ones could only fail, and held
+        // memory a backlog per reconnect.
+        assert_eq!(waiting, BACKLOG);
+        drop(peer);
+    })
+    .await;
+}
