@@ -625,7 +625,8 @@ impl Node {
     }
 
     /// The connection to the node at `addr`: the one already open, or a new one (dialed,
-    /// then a hello each way). One connection carries every session with that peer.
+    /// then a hello each way). One connection carries every session with that peer. Dropping
+    /// the future before it resolves gives the dial up.
     pub async fn connect_async(&self, addr: SocketAddr) -> Result<Connection, ConnectError> {
         let inner = self.inner.clone();
         self.run(async move { inner.connect_inner(addr).await })
@@ -664,7 +665,8 @@ impl Node {
 
     /// Runs a connection over any byte stream (a Unix socket, an in-memory
     /// `tokio::io::duplex`, a test's faulty wrapper), as the end that dialed it or the one
-    /// that accepted it; the two ends must say different [`Origin`]s.
+    /// that accepted it; the two ends must say different [`Origin`]s. Dropping the future
+    /// before it resolves gives the connection up (and drops `io`).
     pub async fn attach_async<T>(&self, io: T, origin: Origin) -> Result<Connection, ConnectError>
     where
         T: AsyncRead + AsyncWrite + Send + 'static,
