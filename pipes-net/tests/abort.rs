@@ -164,3 +164,35 @@ async fn two_dials_of_one_peer_at_once_make_one_connection() {
     })
     .await;
 }
+
+#[test]
+fn a_dial_pending_when_the_nodes_runtime_ends_fails_at_once() {
+    let runtime = tokio::runtime::Builder::new_current_thread()
+        .enable_all()
+        .build()
+        .unwrap();
+    // A listener that accepts and never says hello: the dial waits in its hello.
+    let listener = std::net::TcpListener::bind("127.0.0.1:0").unwrap();
+    let addr = listener.local_addr().unwrap();
+    let config = pipes_net::Config {
+        connect_timeout: Duration::from_secs(30),
+        ..quick()
+    };
+    let node = std::sync::Arc::new(
+        runtime.block_on(async { Node::builder().config(config).start_async().await.unwrap() }),
+    );
+    let (done, dialed) = std::sync::mpsc::channel();
+    std::thread::spawn({
+        let node = node.clone();
+        move || {
+            let _ = done.send(node.connect(addr).map(drop));
+        }
+    });
+    runtime.block_on(async { tokio::time::sleep(Duration::from_millis(100)).await });
+    drop(runtime);
+    let dialed = dialed
+        .recv_timeout(Duration::from_secs(5))
+        .expect("a dial whose node's runtime ended still waits after 5 s");
+    assert!(dialed.is_err(), "{dialed:?}");
+    drop(listener);
+}
