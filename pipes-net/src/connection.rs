@@ -12,7 +12,7 @@ use std::collections::{HashMap, VecDeque};
 use std::io;
 use std::pin::Pin;
 use std::sync::atomic::{AtomicBool, AtomicU32, AtomicU64, AtomicUsize, Ordering};
-use std::sync::{Arc, Mutex, OnceLock, Weak};
+use std::sync::{Arc, Mutex, OnceLock};
 use std::task::{Context, Poll};
 use std::time::Duration;
 
@@ -27,7 +27,7 @@ use crate::deadline::Later;
 use crate::error::{ConnectError, SessionError};
 use crate::frame::{self, AbortCode, CONNECTION, Encoded, Frame, FrameError, Kind, Limits, Role};
 use crate::node::{Config, Lookup, Protocol, Registry};
-use crate::session::{Backlogged, Event, Queue, RawSession, Unaccepted};
+use crate::session::{Backlogged, Event, RawSession, Unaccepted};
 use crate::shutdown::Pumps;
 
 /// The longest hello read: before it, the peer is anyone who could connect, and a decoder
@@ -88,9 +88,6 @@ pub(crate) struct Conn {
     /// How many sessions the peer opened that no acceptor has taken yet (see
     /// [`Config::backlog`]).
     unaccepted: Arc<AtomicUsize>,
-    /// The acceptors' queues this connection has put sessions in: when it dies, it takes its
-    /// sessions out of them (see [`Queue`]).
-    fed: Mutex<Vec<Weak<Queue>>>,
     /// Room, in bytes, for the peer's answers to this end's `Open`s (see [`OPENS_ROOM`]).
     opens: Semaphore,
     pub(crate) handle: tokio::runtime::Handle,
@@ -324,10 +321,6 @@ impl Conn {
             entry.slot.end(error.clone());
             // Dropping the entry drops its inbox sender and its opener's answer: a waiting
             // receive or open wakes and finds `failure`.
-        }
-        let fed = std::mem::take(&mut *lock(&self.fed));
-        for queue in fed.iter().filter_map(Weak::upgrade) {
-            queue.forget(self);
         }
         self.dead.send_replace(true);
     }
@@ -819,27 +812,10 @@ impl Conn {
             session: RawSession::new(id, self.clone(), slot, inbox, serve.protocol.name),
             backlog: Backlogged::new(&self.unaccepted),
         };
-        {
-            let mut fed = lock(&self.fed);
-            if !fed
-                .iter()
-                .any(|queue| queue.as_ptr() == Arc::as_ptr(&serve.acceptor))
-            {
-                fed.retain(|queue| queue.strong_count() > 0);
-                fed.push(Arc::downgrade(&serve.acceptor));
-            }
-        }
-        if let Err(refused) = serve.acceptor.push(session) {
-            let reason = format!(
-                "protocol `{}` is no longer accepted here",
-                serve.protocol.name
-            );
-            refused.session.abort_with(AbortCode::Refused, &reason);
-            return Ok(());
-        }
-        // Died meanwhile, after its queues were looked at: take the session out here.
-        if self.is_dead() {
-            serve.acceptor.forget(self);
+        if let Err(mpsc::error::SendError(refused)) = serve.acceptor.send(session) {
+            refused
+                .session
+                .abort_with(AbortCode::Refused, "the acceptor was dropped");
         }
         Ok(())
     }
@@ -1048,7 +1024,6 @@ where
         closing: AtomicBool::new(false),
         peer_max: AtomicU64::new(0),
         unaccepted: Arc::default(),
-        fed: Mutex::new(Vec::new()),
         opens: Semaphore::new(OPENS_ROOM),
         next_id: AtomicU64::new(match origin {
             Origin::Dialed => 1,

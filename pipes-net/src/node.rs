@@ -10,14 +10,14 @@ use std::time::Duration;
 
 use tokio::io::{AsyncRead, AsyncWrite};
 use tokio::net::{TcpListener, TcpStream};
-use tokio::sync::watch;
+use tokio::sync::{mpsc, watch};
 
 use crate::block::block_on;
 use crate::connection::{self, Conn, Origin, closed_by_node, lock};
 use crate::deadline::Later;
 use crate::error::ConnectError;
 use crate::frame::{DEFAULT_CHUNK, DEFAULT_MAX_FRAME, DEFAULT_MAX_MESSAGE, MIN_FRAME, Role};
-use crate::session::{Acceptor, Queue, RawSession};
+use crate::session::{Acceptor, RawSession, Unaccepted};
 use crate::shutdown::Pumps;
 
 /// A protocol as the wire knows it: its name (what an acceptor serves), its fingerprint
@@ -103,8 +103,7 @@ pub struct Config {
     /// 1024). Past it, the peer's `Open`s are refused
     /// ([`ConnectError::Refused`](crate::ConnectError::Refused) on its side), so a peer that
     /// opens sessions faster than they are accepted cannot grow this node's memory without
-    /// bound. A connection that dies takes its sessions not yet accepted with it, so neither
-    /// can a peer that reconnects to start a new backlog.
+    /// bound.
     pub backlog: usize,
     /// How long a dial and its hello may take (default 10 s). Not zero (no dial could
     /// succeed), or the node does not start.
@@ -212,7 +211,7 @@ pub(crate) enum Lookup {
 pub(crate) struct Serve {
     pub(crate) protocol: Protocol,
     pub(crate) role: Role,
-    pub(crate) acceptor: Arc<Queue>,
+    pub(crate) acceptor: mpsc::UnboundedSender<Unaccepted>,
 }
 
 impl Registry {
@@ -242,7 +241,6 @@ impl Registry {
     fn insert(&self, serve: Serve) {
         let mut served = lock(&self.served);
         if self.closed.load(Ordering::Relaxed) {
-            serve.acceptor.end();
             return;
         }
         let same_name = served.entry(serve.protocol.name).or_default();
@@ -250,21 +248,19 @@ impl Registry {
             .iter_mut()
             .find(|old| old.protocol.fingerprint == serve.protocol.fingerprint)
         {
-            Some(old) => std::mem::replace(old, serve).acceptor.end(),
+            Some(old) => *old = serve,
             None => same_name.push(serve),
         }
     }
 
-    /// Serves nothing any more: every acceptor's queue ends, so an acceptor waiting for a
-    /// session gets `None` once it has taken those queued.
+    /// Serves nothing any more: every acceptor's sender is dropped, so an acceptor waiting for
+    /// a session gets `None`, and one not accepted yet is closed.
     fn close(&self) {
-        let mut guard = lock(&self.served);
+        let mut served = lock(&self.served);
         self.closed.store(true, Ordering::Relaxed);
-        let served = std::mem::take(&mut *guard);
-        drop(guard);
-        for serve in served.into_values().flatten() {
-            serve.acceptor.end();
-        }
+        let served = std::mem::take(&mut *served);
+        // Dropped outside the lock: dropping a sender wakes its acceptor.
+        drop(served);
     }
 }
 
@@ -612,14 +608,14 @@ impl Node {
     /// ends); one opening a protocol nobody serves, or after the acceptor was dropped,
     /// [`ConnectError::Refused`].
     pub fn serve(&self, protocol: Protocol, role: Role) -> Acceptor {
-        let queue = Arc::new(Queue::default());
+        let (acceptor, sessions) = mpsc::unbounded_channel();
         self.inner.registry.insert(Serve {
             protocol,
             role,
-            acceptor: queue.clone(),
+            acceptor,
         });
         Acceptor {
-            queue,
+            sessions,
             protocol: protocol.name,
         }
     }

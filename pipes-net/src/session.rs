@@ -1,17 +1,16 @@
 //! One session on a connection, untyped: [`RawSession`], and the [`Acceptor`] that hands
 //! out the sessions peers open.
 
-use std::collections::VecDeque;
+use std::sync::Arc;
 use std::sync::atomic::{AtomicUsize, Ordering};
-use std::sync::{Arc, Mutex};
 
 use bytes::{Bytes, BytesMut};
 use serde::Serialize;
 use serde::de::DeserializeOwned;
-use tokio::sync::{Notify, mpsc};
+use tokio::sync::mpsc;
 
 use crate::block::block_on;
-use crate::connection::{Conn, Out, Slot, closed_by_node, lock};
+use crate::connection::{Conn, Out, Slot, closed_by_node};
 use crate::error::SessionError;
 use crate::frame::{self, AbortCode, Encoded, Kind};
 
@@ -406,69 +405,10 @@ impl Drop for Backlogged {
     }
 }
 
-/// The sessions peers opened for one [`Acceptor`] that it has not taken yet. A connection that
-/// dies takes its own out ([`Queue::forget`]): they could only fail, and a peer that
-/// reconnects gets a new backlog (see [`Config::backlog`](crate::Config::backlog)), so a
-/// queue that kept them would let it fill this node's memory a backlog at a time.
-#[derive(Default)]
-pub(crate) struct Queue {
-    state: Mutex<Queued>,
-    /// Woken when a session is queued or the queue ends.
-    ready: Notify,
-}
-
-#[derive(Default)]
-struct Queued {
-    sessions: VecDeque<Unaccepted>,
-    /// No session arrives any more (the node stopped serving the protocol, or serves it with
-    /// another acceptor): the acceptor ends once it has taken what is queued.
-    ended: bool,
-    /// The acceptor is gone: sessions are refused.
-    dropped: bool,
-}
-
-impl Queue {
-    /// Whether the acceptor is gone.
-    pub(crate) fn is_closed(&self) -> bool {
-        lock(&self.state).dropped
-    }
-
-    /// Queues `session` for the acceptor; hands it back if the acceptor is gone or has ended
-    /// (the node stopped serving it after the session's connection looked it up).
-    pub(crate) fn push(&self, session: Unaccepted) -> Result<(), Unaccepted> {
-        let mut state = lock(&self.state);
-        if state.dropped || state.ended {
-            return Err(session);
-        }
-        state.sessions.push_back(session);
-        drop(state);
-        self.ready.notify_waiters();
-        Ok(())
-    }
-
-    /// Ends the queue: no session arrives any more.
-    pub(crate) fn end(&self) {
-        lock(&self.state).ended = true;
-        self.ready.notify_waiters();
-    }
-
-    /// Takes out the sessions of connection `conn`, which died.
-    pub(crate) fn forget(&self, conn: &Conn) {
-        let mut state = lock(&self.state);
-        let (gone, kept) = std::mem::take(&mut state.sessions)
-            .into_iter()
-            .partition(|unaccepted| std::ptr::eq(Arc::as_ptr(&unaccepted.session.conn), conn));
-        state.sessions = kept;
-        drop(state);
-        // Dropped outside the lock: a session's drop locks its connection's sessions.
-        drop::<VecDeque<Unaccepted>>(gone);
-    }
-}
-
 /// Sessions of one protocol that peers open with this node: from
 /// [`Node::serve`](crate::Node::serve).
 pub struct Acceptor {
-    pub(crate) queue: Arc<Queue>,
+    pub(crate) sessions: mpsc::UnboundedReceiver<Unaccepted>,
     pub(crate) protocol: &'static str,
 }
 
@@ -481,49 +421,16 @@ impl std::fmt::Debug for Acceptor {
 }
 
 impl Acceptor {
-    /// An acceptor that has ended: it takes no session.
-    pub(crate) fn ended(protocol: &'static str) -> Self {
-        let queue = Arc::new(Queue::default());
-        queue.end();
-        Acceptor { queue, protocol }
-    }
-
     /// The next session a peer opens; `None` once the node has shut down.
     pub async fn accept_async(&mut self) -> Option<RawSession> {
-        loop {
-            let ready = self.queue.ready.notified();
-            let mut ready = std::pin::pin!(ready);
-            // Before the look: a session queued after it wakes this wait.
-            ready.as_mut().enable();
-            {
-                let mut state = lock(&self.queue.state);
-                if let Some(unaccepted) = state.sessions.pop_front() {
-                    drop(state);
-                    // Accepted: its place in the backlog is free again.
-                    drop(unaccepted.backlog);
-                    return Some(unaccepted.session);
-                }
-                if state.ended {
-                    return None;
-                }
-            }
-            ready.await;
-        }
+        let unaccepted = self.sessions.recv().await?;
+        // Accepted: its place in the backlog is free again.
+        drop(unaccepted.backlog);
+        Some(unaccepted.session)
     }
 
     /// [`accept_async`](Self::accept_async), blocking the thread. Not for async code.
     pub fn accept(&mut self) -> Option<RawSession> {
         block_on(self.accept_async())
-    }
-}
-
-impl Drop for Acceptor {
-    /// Refuses sessions from now on, and closes those not taken.
-    fn drop(&mut self) {
-        let mut state = lock(&self.queue.state);
-        state.dropped = true;
-        let sessions = std::mem::take(&mut state.sessions);
-        drop(state);
-        drop(sessions);
     }
 }

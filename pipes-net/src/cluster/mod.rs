@@ -654,7 +654,10 @@ impl Cluster {
         match lock(&self.peer(rank).node).as_ref() {
             Some(node) => node.serve(protocol, role),
             // The connection died: an acceptor that has ended.
-            None => Acceptor::ended(protocol.name),
+            None => Acceptor {
+                sessions: tokio::sync::mpsc::unbounded_channel().1,
+                protocol: protocol.name,
+            },
         }
     }
 }
