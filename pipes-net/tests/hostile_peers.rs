@@ -269,3 +269,54 @@ async fn frames_for_a_session_this_end_closed_are_dropped_and_the_connection_goe
     })
     .await;
 }
+
+/// A raw peer connected to `node` over a duplex pipe, after the hello.
+async fn raw_peer(node: &Node) -> common::RawPeer {
+    let (ours, theirs) = tokio::io::duplex(1 << 20);
+    let mut peer = common::RawPeer { io: ours };
+    peer.write_body(&pipes_net::frame::hello(
+        pipes_net::frame::DEFAULT_MAX_FRAME,
+        pipes_net::frame::DEFAULT_MAX_MESSAGE,
+    ))
+    .await;
+    node.attach_async(theirs, pipes_net::Origin::Accepted)
+        .await
+        .unwrap();
+    assert!(peer.read_body().await.is_some());
+    peer
+}
+
+/// Opens `n` sessions of `STREAM` from `peer`, and reads their answers.
+async fn open_many(peer: &mut common::RawPeer, n: u64) {
+    for i in 0..n {
+        let mut open = open_frame(WINDOW);
+        open.session = 1 + 2 * i;
+        peer.write(open).await;
+    }
+    for _ in 0..n {
+        assert!(matches!(peer.read().await.unwrap().kind, Kind::Open { .. }));
+    }
+}
+
+#[tokio::test]
+async fn a_session_whose_peer_hung_up_before_it_was_accepted_still_delivers_what_it_sent() {
+    within(10, async {
+        let node = common::node(quick()).await;
+        let mut acceptor = node.serve(STREAM, Role::Server);
+        let mut peer = raw_peer(&node).await;
+        open_many(&mut peer, 1).await;
+        peer.write(msg(1)).await;
+        peer.write(Frame::new(1, Kind::Close)).await;
+        // The peer's process exits: its connection ends before the session is accepted.
+        drop(peer);
+        tokio::time::sleep(Duration::from_millis(20)).await;
+        let mut session = acceptor.accept_async().await.unwrap();
+        assert_eq!(
+            session.recv_async().await.unwrap().decode::<u32>().unwrap(),
+            1
+        );
+        let error = session.recv_async().await.unwrap_err();
+        assert!(matches!(error, SessionError::PeerClosed), "{error}");
+    })
+    .await;
+}
