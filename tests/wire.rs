@@ -1690,3 +1690,197 @@ async fn two_protocols_sharing_a_name_can_be_served_by_one_node() {
     let served = within(5, orders.accept_async()).await;
     assert!(served.is_some(), "the first protocol's Incoming ended");
 }
+
+/// How many [`Counted`] payloads exist: every one made (by the user or by a decode) and not
+/// yet dropped.
+static COUNTED: std::sync::atomic::AtomicIsize = std::sync::atomic::AtomicIsize::new(0);
+
+/// A payload that counts itself in [`COUNTED`].
+#[derive(Debug, serde::Serialize)]
+pub struct Counted(u64);
+
+impl Counted {
+    fn new(n: u64) -> Self {
+        COUNTED.fetch_add(1, std::sync::atomic::Ordering::SeqCst);
+        Counted(n)
+    }
+}
+
+impl<'de> serde::Deserialize<'de> for Counted {
+    fn deserialize<D: serde::Deserializer<'de>>(deserializer: D) -> Result<Self, D::Error> {
+        u64::deserialize(deserializer).map(Counted::new)
+    }
+}
+
+impl Drop for Counted {
+    fn drop(&mut self) {
+        COUNTED.fetch_sub(1, std::sync::atomic::Ordering::SeqCst);
+    }
+}
+
+pipes::proto! {
+    /// An unbounded stream of counted payloads.
+    #[wire]
+    pub tally {
+        Stream: send { Item(Counted) -> Stream, End -> ! }
+    }
+}
+
+/// Payloads sent past a credit window of 2, to a user who never reads, are in every place a
+/// payload can wait when both nodes are dropped: the sender's lane to its pump, the pump
+/// waiting for credit, the receiver's pump and its lane to the user. Once the endpoints are
+/// dropped too, every payload made (100 by the user, and each decode on the other side) must
+/// have been dropped: none leaks with a pump, a lane or a connection.
+#[test]
+fn payloads_held_when_both_nodes_drop_are_all_dropped_with_the_endpoints() {
+    watchdog(20, || {
+        let config = pipes::net::Config {
+            window: 2,
+            shutdown_timeout: Duration::from_millis(200),
+            ..quick()
+        };
+        let server_node = Node::builder()
+            .listen("127.0.0.1:0".parse().unwrap())
+            .config(config)
+            .start()
+            .unwrap();
+        let addr = server_node.local_addr().unwrap();
+        let mut incoming = server_node.incoming::<tally::Wire>();
+        let client_node = Node::builder().config(config).start().unwrap();
+        let mut stream = client_node.client::<tally::Wire>(addr).unwrap();
+        let served = incoming.accept().unwrap();
+        for n in 0..100 {
+            stream = stream.item(Counted::new(n)).unwrap();
+        }
+        // Time for the pumps to move what the windows let through.
+        std::thread::sleep(Duration::from_millis(100));
+        assert!(COUNTED.load(std::sync::atomic::Ordering::SeqCst) > 0);
+        drop(client_node);
+        drop(server_node);
+        drop(incoming);
+        // The sender learns of the loss; its payload comes back.
+        let mut stream = Some(stream);
+        let deadline = std::time::Instant::now() + Duration::from_secs(5);
+        while let Some(endpoint) = stream.take() {
+            match endpoint.item(Counted::new(1000)) {
+                Ok(next) => stream = Some(next),
+                Err(pipes::SendError(returned)) => assert_eq!(returned.0, 1000),
+            }
+            assert!(std::time::Instant::now() < deadline, "sends never failed");
+            std::thread::sleep(Duration::from_millis(5));
+        }
+        drop(served);
+        assert_eq!(COUNTED.load(std::sync::atomic::Ordering::SeqCst), 0);
+    });
+}
+
+thread_local! {
+    /// Where the thread-local test keeps its endpoint, dropped as its thread exits.
+    static KEPT: std::cell::RefCell<Option<bank::client::Login>> =
+        const { std::cell::RefCell::new(None) };
+}
+
+/// An endpoint of a remote session dropped by a thread-local destructor, as a thread that
+/// keeps one there exits: with its node running (the pump closes the session), and after its
+/// node and the node's runtime are gone. Neither may panic or hang, and the peer learns of
+/// the end.
+#[test]
+fn an_endpoint_dropped_in_a_thread_local_destructor_closes_its_session() {
+    watchdog(20, || {
+        let (server_node, addr) = listening();
+        let mut incoming = server_node.incoming::<bank::Wire>();
+        let client_node = std::sync::Arc::new(Node::builder().config(quick()).start().unwrap());
+        for node_first in [false, true] {
+            let kept_by = std::thread::spawn({
+                let client_node = client_node.clone();
+                move || {
+                    if node_first {
+                        // A node of its own, on a runtime on this thread, both gone first.
+                        let runtime = tokio::runtime::Builder::new_current_thread()
+                            .enable_all()
+                            .build()
+                            .unwrap();
+                        runtime.block_on(async {
+                            let node = Node::builder().config(quick()).start_async().await.unwrap();
+                            let login = node.client_async::<bank::Wire>(addr).await.unwrap();
+                            KEPT.with(|kept| *kept.borrow_mut() = Some(login));
+                            node.shutdown().await;
+                        });
+                        drop(runtime);
+                    } else {
+                        let login = client_node.client::<bank::Wire>(addr).unwrap();
+                        KEPT.with(|kept| *kept.borrow_mut() = Some(login));
+                    }
+                }
+            });
+            let login = incoming.accept().unwrap();
+            kept_by.join().unwrap();
+            let error = login.recv().unwrap_err();
+            let expected = if node_first {
+                Cause::ConnectionLost
+            } else {
+                Cause::Closed
+            };
+            assert_eq!(error.cause(), expected, "node first: {node_first}: {error}");
+        }
+    });
+}
+
+/// Armed bombs wait in the lane to the client's pump (its credit window of 1 is spent) when
+/// the client's node is dropped: the pump's end of the lane drops them, each drop panicking,
+/// on the node's runtime. The drop of the node must still end, and both users learn the
+/// session is over; the server's node goes on.
+#[test]
+fn payloads_whose_drop_panics_held_when_the_node_drops_end_only_their_session() {
+    watchdog(20, || {
+        let config = window_of(1);
+        let config = pipes::net::Config {
+            shutdown_timeout: Duration::from_millis(200),
+            ..config
+        };
+        let server_node = Node::builder()
+            .listen("127.0.0.1:0".parse().unwrap())
+            .config(config)
+            .start()
+            .unwrap();
+        let addr = server_node.local_addr().unwrap();
+        let mut incoming = server_node.incoming::<bombs::Wire>();
+        let client_node = Node::builder().config(config).start().unwrap();
+        let mut start = client_node.client::<bombs::Wire>(addr).unwrap();
+        let mut served = incoming.accept().unwrap();
+        // Disarmed ones first, to spend the window; the armed ones wait in the lane.
+        for n in 0..3 {
+            start = start.bomb(Bomb { n, armed: false }).unwrap();
+        }
+        for n in 3..6 {
+            start = start.bomb(Bomb { n, armed: true }).unwrap();
+        }
+        std::thread::sleep(Duration::from_millis(100));
+        let started = std::time::Instant::now();
+        drop(client_node);
+        assert!(started.elapsed() < Duration::from_secs(2));
+        // The server's user gets what crossed, then the end.
+        let error = loop {
+            match served.recv() {
+                Ok(bombs::Start::Bomb(bomb, next)) => {
+                    assert!(bomb.n < 3, "bomb {} crossed", bomb.n);
+                    served = next;
+                }
+                Ok(bombs::Start::Done) => panic!("done was never sent"),
+                Err(error) => break error,
+            }
+        };
+        assert_eq!(error.cause(), Cause::ConnectionLost, "{error}");
+        // The client's user learns it at its next send, and gets the payload back.
+        let Err(pipes::SendError(bomb)) = start.bomb(Bomb { n: 9, armed: false }) else {
+            panic!("a send on a session whose node is gone went through")
+        };
+        assert_eq!(bomb.n, 9);
+        // The server's node goes on.
+        let other = Node::builder().config(config).start().unwrap();
+        let start = other.client::<bombs::Wire>(addr).unwrap();
+        let served = incoming.accept().unwrap();
+        start.done().unwrap();
+        assert!(matches!(served.recv().unwrap(), bombs::Start::Done));
+    });
+}

@@ -375,7 +375,7 @@ impl Builder {
             handle,
             config: self.config,
             registry: Arc::new(Registry::default()),
-            dialed: tokio::sync::Mutex::new(HashMap::new()),
+            dialed: Mutex::new(HashMap::new()),
             conns: Mutex::new(Vec::new()),
             local_addr: listener.as_ref().map(|l| l.local_addr()).transpose()?,
             shutdown,
@@ -460,12 +460,17 @@ pub struct Node {
     thread: Option<std::thread::JoinHandle<()>>,
 }
 
+/// One dialed address: its connection, once there is one.
+type Dialed = tokio::sync::Mutex<Option<Arc<Conn>>>;
+
 struct Inner {
     handle: tokio::runtime::Handle,
     config: Config,
     registry: Arc<Registry>,
-    /// The connections this node dialed, by address: one per peer.
-    dialed: tokio::sync::Mutex<HashMap<SocketAddr, Arc<Conn>>>,
+    /// The connections this node dialed, by address: one per peer. Each address has a lock of
+    /// its own, held while it is dialed, so two dials of one peer make one connection, and a
+    /// peer that stalls in its hello holds up the dials of that peer only.
+    dialed: Mutex<HashMap<SocketAddr, Arc<Dialed>>>,
     /// Every connection, to fail them all at shutdown.
     conns: Mutex<Vec<Weak<Conn>>>,
     local_addr: Option<SocketAddr>,
@@ -538,8 +543,9 @@ impl Inner {
     }
 
     async fn connect_inner(&self, addr: SocketAddr) -> Result<Arc<Conn>, ConnectError> {
-        let mut dialed = self.dialed.lock().await;
-        if let Some(conn) = dialed.get(&addr).filter(|conn| !conn.is_dead()) {
+        let peer = lock(&self.dialed).entry(addr).or_default().clone();
+        let mut dialed = peer.lock().await;
+        if let Some(conn) = dialed.as_ref().filter(|conn| !conn.is_dead()) {
             return Ok(conn.clone());
         }
         let stream =
@@ -550,7 +556,7 @@ impl Inner {
             };
         let _ = stream.set_nodelay(true);
         let conn = self.attach_inner(stream, Origin::Dialed).await?;
-        dialed.insert(addr, conn.clone());
+        *dialed = Some(conn.clone());
         Ok(conn)
     }
 }
@@ -615,7 +621,8 @@ impl Node {
     }
 
     /// The connection to the node at `addr`: the one already open, or a new one (dialed,
-    /// then a hello each way). One connection carries every session with that peer.
+    /// then a hello each way). One connection carries every session with that peer. Dropping
+    /// the future before it resolves gives the dial up.
     pub async fn connect_async(&self, addr: SocketAddr) -> Result<Connection, ConnectError> {
         let inner = self.inner.clone();
         self.run(async move { inner.connect_inner(addr).await })
@@ -654,7 +661,8 @@ impl Node {
 
     /// Runs a connection over any byte stream (a Unix socket, an in-memory
     /// `tokio::io::duplex`, a test's faulty wrapper), as the end that dialed it or the one
-    /// that accepted it; the two ends must say different [`Origin`]s.
+    /// that accepted it; the two ends must say different [`Origin`]s. Dropping the future
+    /// before it resolves gives the connection up (and drops `io`).
     pub async fn attach_async<T>(&self, io: T, origin: Origin) -> Result<Connection, ConnectError>
     where
         T: AsyncRead + AsyncWrite + Send + 'static,
@@ -703,12 +711,15 @@ impl Node {
         &self.inner.handle
     }
 
-    /// Runs `future` on the node's runtime (it needs its IO driver and timer).
+    /// Runs `future` on the node's runtime (it needs its IO driver and timer), as part of the
+    /// caller's future: dropping that (a timeout, an abort) aborts it, so a dial or hello given
+    /// up on does not go on to run a connection nobody asked for any more.
     async fn run<T: Send + 'static>(
         &self,
         future: impl Future<Output = Result<T, ConnectError>> + Send + 'static,
     ) -> Result<T, ConnectError> {
-        match self.inner.handle.spawn(future).await {
+        let mut task = AbortOnDrop(self.inner.handle.spawn(future));
+        match (&mut task.0).await {
             Ok(result) => result,
             Err(_) => Err(ConnectError::Io(Arc::new(io::Error::new(
                 io::ErrorKind::ConnectionAborted,
@@ -731,6 +742,15 @@ impl Drop for Node {
                 let _ = thread.join();
             }
         }
+    }
+}
+
+/// A task that is aborted when this is dropped (a no-op once it finished).
+struct AbortOnDrop<T>(tokio::task::JoinHandle<T>);
+
+impl<T> Drop for AbortOnDrop<T> {
+    fn drop(&mut self) {
+        self.0.abort();
     }
 }
 
