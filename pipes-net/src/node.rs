@@ -99,11 +99,13 @@ pub struct Config {
     /// may not have more than this many messages waiting here either: past it, the session is
     /// aborted as a violation. 0 counts as 1.
     pub window: u32,
-    /// How many sessions one peer may have opened that no [`Acceptor`] has taken yet (default
-    /// 1024). Past it, the peer's `Open`s are refused
+    /// How many sessions the peer of one connection may have opened that no [`Acceptor`] has
+    /// taken yet (default 1024). Past it, the peer's `Open`s are refused
     /// ([`ConnectError::Refused`](crate::ConnectError::Refused) on its side), so a peer that
     /// opens sessions faster than they are accepted cannot grow this node's memory without
-    /// bound.
+    /// bound over one connection. The count is per connection: the sessions of a connection
+    /// that ended stay queued for their acceptor (they still hold what the peer sent), and a
+    /// peer that connects again starts a new count.
     pub backlog: usize,
     /// How long a dial and its hello may take (default 10 s). Not zero (no dial could
     /// succeed), or the node does not start.
