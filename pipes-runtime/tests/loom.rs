@@ -5,7 +5,8 @@
 //! taking back a waker; an endpoint closed with a cause while its peer waits; a sender (a
 //! thread or a task) waiting for room while its receiver takes or goes away; a shared chan's
 //! port waiting across a segment's link, and joining a set after a timed-out wait. Every
-//! interleaving loom can find (loom also fails a model that leaks a waiter's `Arc`). Run with
+//! interleaving loom can find, within the preemption bound a model states (loom also fails a
+//! model that leaks a waiter's `Arc`). Run with
 //! `RUSTFLAGS="--cfg loom" cargo test -p pipes-runtime --test loom --release`.
 #![cfg(loom)]
 
@@ -54,6 +55,16 @@ impl Drop for Counted {
     fn drop(&mut self) {
         self.0.fetch_add(1, Ordering::SeqCst);
     }
+}
+
+/// Runs `f` under every interleaving with at most `preemptions` preemptions. The larger models
+/// take minutes each unbounded, and loom finds most bugs within two or three preemptions: each
+/// bound below keeps its model within the 2-core CI's budget. To explore one unbounded, run it
+/// with `loom::model` instead.
+fn bounded(preemptions: usize, f: impl Fn() + Send + Sync + 'static) {
+    let mut model = loom::model::Builder::new();
+    model.preemption_bound = Some(preemptions);
+    model.check(f);
 }
 
 #[test]
@@ -127,9 +138,11 @@ fn recv_timeout_races_sender_drop() {
     });
 }
 
+/// Bounded to five preemptions: 9 s, where unbounded took 71 s
+/// (and passed; 2026-11-27, a loaded 2-core VM).
 #[test]
 fn stream_of_two_then_hang_up() {
-    loom::model(|| {
+    bounded(5, || {
         let (port, chan) = stream();
         let sender = thread::spawn(move || {
             chan.send(1u8).unwrap();
@@ -164,12 +177,10 @@ fn stream_port_drops_while_the_chan_sends() {
 
 /// Loom builds lanes with two slots a segment: five messages link two more segments, and the
 /// receiver hands used-up ones back while the sender looks for a spare. Bounded to two
-/// preemptions, which keeps it to seconds (unbounded it runs for many minutes).
+/// preemptions, and still the slowest model here (2-4 minutes).
 #[test]
 fn lane_links_and_recycles_segments_while_both_ends_run() {
-    let mut model = loom::model::Builder::new();
-    model.preemption_bound = Some(2);
-    model.check(|| {
+    bounded(2, || {
         let (port, chan) = stream();
         let sender = thread::spawn(move || {
             for i in 0..5u8 {
@@ -396,13 +407,11 @@ fn port_set_watch_races_the_send_and_the_hang_up() {
     });
 }
 
-/// Three threads through the ready list's mutex: bounded to three preemptions, which keeps
-/// the model to seconds (unbounded it runs for many minutes).
+/// Three threads through the ready list's mutex: bounded to three preemptions (a minute or
+/// two; unbounded it runs far longer).
 #[test]
 fn port_set_two_senders_wake_one_receiver() {
-    let mut model = loom::model::Builder::new();
-    model.preemption_bound = Some(3);
-    model.check(|| {
+    bounded(3, || {
         let set = PortSet::new();
         let a = set.chan();
         let b = set.chan();
@@ -448,9 +457,11 @@ fn port_set_drop_races_a_send_into_a_watched_port() {
     });
 }
 
+/// Bounded to five preemptions: 15 s, where unbounded took 102 s
+/// (and passed; 2026-11-27, a loaded 2-core VM).
 #[test]
 fn shared_chan_two_senders_one_port() {
-    loom::model(|| {
+    bounded(5, || {
         let (port, chan) = stream::<u8>();
         let chan = SharedChan::new(chan);
         let other = chan.clone();
@@ -602,9 +613,12 @@ pipes_runtime::proto! {
 /// An unbounded session's client sends a tick and stops while the server receives: the tick
 /// arrives and is dropped once, and the stop ends the session. (Segments linked and recycled
 /// under a session are the lane's, modelled above; three messages here take minutes.)
+///
+/// Bounded to five preemptions: 11 s, where unbounded took 280 s
+/// (and passed; 2026-11-27, a loaded 2-core VM).
 #[test]
 fn unbounded_session_sends_then_stops() {
-    loom::model(|| {
+    bounded(5, || {
         let drops = Drops::default();
         let (server, client) = ticks::init();
         let tick = drops.counted();
@@ -739,9 +753,12 @@ fn waiting_on(set: &PortSet<u8>) -> pipes_runtime::select::SelectiFuture<[&dyn S
 /// These models do not join their senders (loom runs every thread to its end anyway): a
 /// sender wakes the set's sleepers after its exchange, so its unpark can reach the main thread
 /// after that has moved on, and loom fails a thread unparked while it blocks in `join`.
+///
+/// Bounded to five preemptions: about a second, where unbounded took 45 s
+/// (and passed; 2026-11-27, a loaded 2-core VM).
 #[test]
 fn port_set_two_async_waiters_one_gives_up_while_the_chan_sends() {
-    loom::model(|| {
+    bounded(5, || {
         let set = PortSet::new();
         let chan = set.chan();
         // The chan hangs up only once the model is done with the set.
@@ -825,9 +842,12 @@ fn port_set_select_while_a_task_waits_races_a_send() {
 /// which leaves its port being served (neither watched nor queued); the select, polled again,
 /// must look at the set and watch that port before it waits, or the second message, sent
 /// racing all this, never wakes it.
+///
+/// Bounded to five preemptions: about a second, where unbounded took 92 s
+/// (and passed; 2026-11-27, a loaded 2-core VM).
 #[test]
 fn port_set_async_select_re_polled_after_a_receive_through_the_set_races_the_next_send() {
-    loom::model(|| {
+    bounded(5, || {
         let set = PortSet::new();
         let chan = set.chan();
         let waker = thread_waker();
@@ -1031,9 +1051,11 @@ fn close_with_a_cause_races_the_waiting_receive_in_a_buffer() {
     });
 }
 
+/// Bounded to five preemptions: 2 s, where unbounded took 38 s
+/// (and passed; 2026-11-27, a loaded 2-core VM).
 #[test]
 fn close_with_a_cause_races_the_waiting_receive_in_lanes() {
-    loom::model(|| {
+    bounded(5, || {
         let drops = Drops::default();
         let (server, client) = ticks::init();
         let tick = drops.counted();
@@ -1213,9 +1235,7 @@ fn a_task_waiting_for_room_races_a_take_then_the_receivers_drop() {
 /// ring used to keep the spent link arm and miss the next wake: a deadlock here.
 #[test]
 fn async_recv_on_a_shared_port_across_links() {
-    let mut model = loom::model::Builder::new();
-    model.preemption_bound = Some(3);
-    model.check(|| {
+    bounded(3, || {
         let (mut port, chan) = stream::<u8>();
         let shared = SharedChan::new(chan);
         assert!(port.try_recv().is_err());
@@ -1238,9 +1258,7 @@ fn async_recv_on_a_shared_port_across_links() {
 /// the registration was being taken back used to list the port twice (a panic here).
 #[test]
 fn port_set_member_on_a_queue_after_a_timed_out_wait() {
-    let mut model = loom::model::Builder::new();
-    model.preemption_bound = Some(3);
-    model.check(|| {
+    bounded(3, || {
         let (port, chan) = stream::<u8>();
         let shared = SharedChan::new(chan);
         assert!(port.try_recv().is_err());
