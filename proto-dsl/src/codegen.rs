@@ -867,10 +867,17 @@ impl<'a> Gen<'a> {
                 }
             }
         };
+        // The struct's span is the state's name, for rustc's "method not found for this
+        // struct"; still the macro's, so lints such as `dead_code` keep treating it as such.
+        let at_state = Span::call_site().located_at(name.span());
+        let (head, semi) = (
+            quote::quote_spanned!(at_state=> pub struct),
+            quote::quote_spanned!(at_state=> ;),
+        );
         quote! {
             #[doc = #doc]
             #state_docs
-            pub struct #name #generics (pub(super) #field);
+            #head #name #generics (pub(super) #field) #semi
         }
     }
 
