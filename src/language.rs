@@ -69,9 +69,9 @@
 //! messages) an enum `name::State` of its messages as the receiving side gets them.
 //!
 //! The direction is written `send` or `recv`, in lower case; any other word is an error (which
-//! suggests `send` or `recv` when the word is close to one). The spacing is free, so the 2012 spelling `StartState:send { .. }`
-//! is the same state, and state and message names may be lower case. `client` and `server`
-//! cannot name a state: the generated module holds modules of those names.
+//! suggests `send` or `recv` when the word is close to one). The spacing is free, so the 2012
+//! spelling `StartState:send { .. }` is the same state, and state and message names may be
+//! lower case.
 //!
 //! # Messages
 //!

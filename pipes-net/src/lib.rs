@@ -14,7 +14,7 @@
 //!   within [`Config::shutdown_timeout`].
 //! - [`RawSession`]: one session, sending and receiving `(state index, message index,
 //!   payload)` with postcard payloads, credit flow control for unbounded protocols, `close`
-//!   and `abort`; blocking and async forms. Its module docs say how the pump will use it.
+//!   and `abort`; blocking and async forms. Its docs say how a pump uses it.
 //! - [`Protocol`]: a protocol's name and fingerprint; [`Node::serve`] accepts its sessions,
 //!   and opening one with a different fingerprint fails with [`ConnectError::Incompatible`].
 //! - [`Cluster`] ([`cluster`]): processes started by `mpirun`, `mpiexec` or `srun` (or by

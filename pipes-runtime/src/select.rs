@@ -65,6 +65,57 @@
 //! An async select leaves its task's waker where a thread's select leaves its waiter, and
 //! returns `Pending` where a thread would park; dropping a pending [`selecti_async`] future
 //! loses nothing.
+//!
+//! # A pool of workers
+//!
+//! There is no channel that many receivers take from: a stream, a port set and a shared chan
+//! each have one receiver. A pool of workers pulls its work instead: each worker has a session
+//! with the dispatcher in which it says it is free, and the dispatcher waits on every worker
+//! with [`select()`] and answers the first that asks. A worker that is busy is not asked, and
+//! shutting down is a message of the protocol.
+//!
+//! ```
+//! # use pipes_runtime as pipes;
+//! pipes::proto! {
+//!     pub work {
+//!         Free: send { Ready -> Assign, Done(u64) -> Assign }
+//!         Assign: recv { Task(u64) -> Free, Stop -> ! }
+//!     }
+//! }
+//!
+//! let mut free = Vec::new();
+//! let mut workers = Vec::new();
+//! for _ in 0..3 {
+//!     let (server, client) = work::init();
+//!     free.push(server);
+//!     workers.push(std::thread::spawn(move || {
+//!         let mut assign = client.ready().unwrap();
+//!         while let work::Assign::Task(n, free) = assign.recv().unwrap() {
+//!             assign = free.done(n * n).unwrap();
+//!         }
+//!     }));
+//! }
+//! let mut tasks = 1..=10u64;
+//! let mut total = 0;
+//! while !free.is_empty() {
+//!     // The worker that asked is taken out of `free`; the others come back.
+//!     let (_, asked, rest) = pipes::select(free);
+//!     free = rest;
+//!     let assign = match asked.unwrap() {
+//!         work::Free::Ready(assign) => assign,
+//!         work::Free::Done(square, assign) => {
+//!             total += square;
+//!             assign
+//!         }
+//!     };
+//!     match tasks.next() {
+//!         Some(task) => free.push(assign.task(task).unwrap()),
+//!         None => assign.stop().unwrap(),
+//!     }
+//! }
+//! assert_eq!(total, 385);
+//! # for worker in workers { worker.join().unwrap(); }
+//! ```
 
 // Implementation: how a thread's select waits.
 //

@@ -28,6 +28,8 @@
 //! - Many producers: [`SharedChan`](crate::SharedChan) if messages from different producers
 //!   must keep the order in which they were sent, or a [`PortSet`](crate::PortSet) with a
 //!   chan per producer (`set.chan()`) if not; the port set scales better.
+//! - Many consumers taking from one queue: no stream does that; workers pull their work over
+//!   a protocol of their own ([a pool of workers](mod@crate::select#a-pool-of-workers)).
 //!
 //! # Receiving
 //!

@@ -656,10 +656,13 @@ impl<'a> Gen<'a> {
                 let payload = self.payload_types(message);
                 let next = self.next_endpoint_ty(receiver, message);
                 let fields: Vec<TokenStream> = payload.into_iter().chain(next).collect();
+                // Parentheses at the message's name (in the macro's context) make the
+                // variant's span the message, for rustc's "variant defined here".
+                let at_message = Span::call_site().located_at(variant.span());
                 let fields = if fields.is_empty() {
                     quote!()
                 } else {
-                    quote!((#(#fields),*))
+                    quote::quote_spanned!(at_message=> (#(#fields),*))
                 };
                 used.push_str(&format!(" {fields} "));
                 quote!(#docs #attrs #variant #fields)
@@ -867,10 +870,17 @@ impl<'a> Gen<'a> {
                 }
             }
         };
+        // The struct's span is the state's name, for rustc's "method not found for this
+        // struct"; still the macro's, so lints such as `dead_code` keep treating it as such.
+        let at_state = Span::call_site().located_at(name.span());
+        let (head, semi) = (
+            quote::quote_spanned!(at_state=> pub struct),
+            quote::quote_spanned!(at_state=> ;),
+        );
         quote! {
             #[doc = #doc]
             #state_docs
-            pub struct #name #generics (pub(super) #field);
+            #head #name #generics (pub(super) #field) #semi
         }
     }
 

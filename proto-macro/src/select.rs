@@ -254,19 +254,29 @@ impl Select {
                         },
                     };
                     let checks = endpoint.arms.iter().map(|arm| arm.check(rt, &message));
+                    // rustc reports a forgotten message at the scrutinee, and a moved endpoint
+                    // at the receive: both at the user's endpoint, not the whole invocation.
+                    let scrutinee = Ident::new("message", expr.span().resolved_at(message.span()));
                     let message_match = quote_spanned! {expr.span()=>
                         {
                             #(#checks)*
-                            match #message {
+                            match #scrutinee {
                                 #(#arms)*
                             }
                         }
                     };
+                    // A call whose every token is at the endpoint (`$crate` cannot be moved),
+                    // so a moved endpoint is reported there.
+                    let function = Ident::new("receive", expr.span().resolved_at(message.span()));
+                    let receive = quote_spanned!(expr.span()=> #function(#place));
                     quote! {
-                        ::core::option::Option::Some(#index) => match #rt::Recv::recv(#place) {
-                            ::core::result::Result::Ok(#message) => #message_match,
-                            #closed
-                        },
+                        ::core::option::Option::Some(#index) => {
+                            let #function = #rt::Recv::recv;
+                            match #receive {
+                                ::core::result::Result::Ok(#message) => #message_match,
+                                #closed
+                            }
+                        }
                     }
                 });
         let timeout = match &self.timeout {
