@@ -46,7 +46,7 @@ async fn a_forgotten_open_leaks_its_session_and_nothing_else() {
         let (client, conn, server, _) = common::pair(quick()).await;
         let mut acceptor = server.serve(BANK, Role::Server);
         let mut open = Box::pin(conn.open_async(BANK, Role::Client));
-        assert!(futures_poll_once(open.as_mut()).await.is_none());
+        assert!(common::poll_once(open.as_mut()).await.is_none());
         // Forgotten, the open's session is leaked as a forgotten `RawSession` would be: the
         // peer's end stays open.
         std::mem::forget(open);
@@ -67,17 +67,6 @@ async fn a_forgotten_open_leaks_its_session_and_nothing_else() {
         server.shutdown().await;
     })
     .await;
-}
-
-/// Polls `future` once: its output, if it was ready.
-async fn futures_poll_once<F: Future + Unpin>(mut future: F) -> Option<F::Output> {
-    std::future::poll_fn(|cx| {
-        std::task::Poll::Ready(match std::pin::Pin::new(&mut future).poll(cx) {
-            std::task::Poll::Ready(output) => Some(output),
-            std::task::Poll::Pending => None,
-        })
-    })
-    .await
 }
 
 #[tokio::test]

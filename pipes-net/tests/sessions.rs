@@ -86,25 +86,13 @@ async fn an_open_given_up_before_its_answer_ends_the_session_at_the_peer() {
         // The opener gives up (a timeout around the open, a select's other branch) after its
         // Open went out and before the answer came back.
         let mut open = Box::pin(conn.open_async(BANK, Role::Client));
-        assert!(poll_once(open.as_mut()).await.is_none());
+        assert!(common::poll_once(open.as_mut()).await.is_none());
         drop(open);
         // The peer accepted a session nobody holds: it ends, instead of waiting forever.
         let mut served = acceptor.accept_async().await.unwrap();
         assert!(served.recv_async().await.is_err());
     })
     .await;
-}
-
-/// Polls `future` once: its output if it was ready.
-async fn poll_once<F: std::future::Future + Unpin>(future: F) -> Option<F::Output> {
-    let mut future = future;
-    std::future::poll_fn(|cx| {
-        std::task::Poll::Ready(match std::pin::Pin::new(&mut future).poll(cx) {
-            std::task::Poll::Ready(output) => Some(output),
-            std::task::Poll::Pending => None,
-        })
-    })
-    .await
 }
 
 #[tokio::test]

@@ -30,6 +30,17 @@ pub async fn within<F: Future>(secs: u64, future: F) -> F::Output {
         .expect("timed out: a hang")
 }
 
+/// Polls `future` once: its output, if it was ready.
+pub async fn poll_once<F: Future + Unpin>(mut future: F) -> Option<F::Output> {
+    std::future::poll_fn(|cx| {
+        std::task::Poll::Ready(match std::pin::Pin::new(&mut future).poll(cx) {
+            std::task::Poll::Ready(output) => Some(output),
+            std::task::Poll::Pending => None,
+        })
+    })
+    .await
+}
+
 /// Settings for tests: fast heartbeats, short timeouts.
 pub fn quick() -> Config {
     Config {
