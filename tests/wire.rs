@@ -1135,13 +1135,18 @@ fn window_of(window: u64) -> pipes::net::Config {
 
 /// A listening node and another, each on its own thread, with a credit window of `window`.
 fn nodes_with_window(window: u64) -> (Node, SocketAddr, Node) {
+    nodes(window_of(window))
+}
+
+/// A listening node, its address, and another node, each on its own thread, both with `config`.
+fn nodes(config: pipes::net::Config) -> (Node, SocketAddr, Node) {
     let server = Node::builder()
         .listen("127.0.0.1:0".parse().unwrap())
-        .config(window_of(window))
+        .config(config)
         .start()
         .unwrap();
     let addr = server.local_addr().unwrap();
-    let client = Node::builder().config(window_of(window)).start().unwrap();
+    let client = Node::builder().config(config).start().unwrap();
     (server, addr, client)
 }
 
@@ -1739,14 +1744,8 @@ fn payloads_held_when_both_nodes_drop_are_all_dropped_with_the_endpoints() {
             shutdown_timeout: Duration::from_millis(200),
             ..quick()
         };
-        let server_node = Node::builder()
-            .listen("127.0.0.1:0".parse().unwrap())
-            .config(config)
-            .start()
-            .unwrap();
-        let addr = server_node.local_addr().unwrap();
+        let (server_node, addr, client_node) = nodes(config);
         let mut incoming = server_node.incoming::<tally::Wire>();
-        let client_node = Node::builder().config(config).start().unwrap();
         let mut stream = client_node.client::<tally::Wire>(addr).unwrap();
         let served = incoming.accept().unwrap();
         for n in 0..100 {
@@ -1838,14 +1837,8 @@ fn payloads_whose_drop_panics_held_when_the_node_drops_end_only_their_session() 
             shutdown_timeout: Duration::from_millis(200),
             ..config
         };
-        let server_node = Node::builder()
-            .listen("127.0.0.1:0".parse().unwrap())
-            .config(config)
-            .start()
-            .unwrap();
-        let addr = server_node.local_addr().unwrap();
+        let (server_node, addr, client_node) = nodes(config);
         let mut incoming = server_node.incoming::<bombs::Wire>();
-        let client_node = Node::builder().config(config).start().unwrap();
         let mut start = client_node.client::<bombs::Wire>(addr).unwrap();
         let mut served = incoming.accept().unwrap();
         // Disarmed ones first, to spend the window; the armed ones wait in the lane.
