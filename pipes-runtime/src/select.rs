@@ -50,6 +50,20 @@
 //! assert_eq!(port.recv().unwrap(), "hello");
 //! ```
 //!
+//! A list that changes as the program runs is a `Vec` of the same references, built each time
+//! round (the endpoints stay where they are):
+//!
+//! ```
+//! # use pipes_runtime as pipes;
+//! use pipes::select::{Selectable, selecti};
+//!
+//! let (ports, chans): (Vec<_>, Vec<_>) = (0..3).map(|_| pipes::stream::<u32>()).unzip();
+//! chans[2].send(7).unwrap();
+//! let waiting: Vec<&dyn Selectable> = ports.iter().map(|port| port as &dyn Selectable).collect();
+//! let ready = selecti(&waiting);
+//! assert_eq!((ready, ports[ready].recv().unwrap()), (2, 7));
+//! ```
+//!
 //! # Fairness
 //!
 //! When several endpoints are ready, one is chosen uniformly at random among them, as Go's
