@@ -77,6 +77,10 @@ pub(crate) struct Conn {
     sessions: Mutex<HashMap<u64, Entry>>,
     /// Why the connection died; set once.
     failure: OnceLock<SessionError>,
+    /// Why the writer stopped, if its socket failed while the connection lived on: the reader
+    /// still delivers what the peer sent before it went (see `write_loop`), and meanwhile
+    /// messages are refused with this error.
+    write_failure: OnceLock<SessionError>,
     /// Tells the tasks to stop.
     dead: watch::Sender<bool>,
     /// Set when this end starts shutting its write half down in a graceful shutdown: the end
@@ -323,6 +327,15 @@ impl Conn {
             // receive or open wakes and finds `failure`.
         }
         self.dead.send_replace(true);
+    }
+
+    /// Queues a message of a session for the writer: refused, not lost, once the writer's
+    /// socket has failed.
+    pub(crate) fn send_message(&self, out: Out) -> Result<(), SessionError> {
+        match self.write_failure.get() {
+            Some(failure) => Err(self.failure().unwrap_or_else(|| failure.clone())),
+            None => self.send_out(out),
+        }
     }
 
     /// Queues a frame or a chunked message for the writer.
@@ -1020,6 +1033,7 @@ where
         pumps,
         sessions: Mutex::new(HashMap::new()),
         failure: OnceLock::new(),
+        write_failure: OnceLock::new(),
         dead,
         closing: AtomicBool::new(false),
         peer_max: AtomicU64::new(0),
@@ -1269,8 +1283,28 @@ async fn write_loop<W: AsyncWrite + Unpin>(
         // The stream is finished (or the connection dead): the reader ends the connection
         // when the peer's end comes.
         Ok(()) => guard.armed = false,
+        // The socket failed under a write, typically as the peer hung up. What it sent before
+        // that may still wait unread in the socket, and failing the connection now would lose
+        // it: the reader delivers it, and ends the connection at the end of the stream, which
+        // follows at once. Until then the queue is drained (an answer's drop wakes a reader
+        // paused for the answers backlog); a stream that does not end is cut off after the
+        // heartbeat timeout.
+        Err(error @ SessionError::ConnectionLost(_)) => {
+            let _ = conn.write_failure.set(error.clone());
+            tokio::select! {
+                () = stopped(&mut dead) => {}
+                () = discard(&mut queue) => {}
+                () = tokio::time::sleep(conn.config.heartbeat_timeout) => conn.fail(error),
+            }
+        }
         Err(error) => conn.fail(error),
     }
+}
+
+/// Drops what comes through `queue`, for as long as anything can.
+async fn discard(queue: &mut mpsc::UnboundedReceiver<Out>) {
+    while queue.recv().await.is_some() {}
+    std::future::pending().await
 }
 
 /// Writes what comes through `queue`, and a heartbeat whenever the connection has been idle

@@ -180,7 +180,7 @@ impl RawSession {
                 Err(_) => return Err(self.ended().unwrap_or(SessionError::PeerClosed)),
             }
         }
-        self.conn.send_out(Out::message(self.id, out))
+        self.conn.send_message(Out::message(self.id, out))
     }
 
     /// [`send_async`](Self::send_async), blocking the thread while the credit is spent. Not
@@ -216,7 +216,7 @@ impl RawSession {
             }
         }
         self.conn
-            .send_out(Out::message(self.id, out))
+            .send_message(Out::message(self.id, out))
             .map(|()| true)
     }
 
