@@ -89,9 +89,6 @@ pub(crate) struct Conn {
     next_id: AtomicU64,
     /// The highest id of a session the peer opened (only the reader task writes it).
     peer_max: AtomicU64,
-    /// How many sessions the peer opened that no acceptor has taken yet (see
-    /// [`Config::backlog`]).
-    unaccepted: Arc<AtomicUsize>,
     /// Room, in bytes, for the peer's answers to this end's `Open`s (see [`OPENS_ROOM`]).
     opens: Semaphore,
     pub(crate) handle: tokio::runtime::Handle,
@@ -784,21 +781,19 @@ impl Conn {
                 AbortCode::Incompatible,
                 window_mismatch(&name, window, serve.protocol.unbounded),
             ))
-        } else if self.unaccepted.load(Ordering::Relaxed) >= self.config.backlog {
-            // Only this reader task adds to the count, so it cannot pass the limit.
-            Some((
-                AbortCode::Refused,
-                format!(
-                    "{} sessions opened here wait to be accepted already (the backlog)",
-                    self.config.backlog
-                ),
-            ))
         } else {
             None
         };
         if let Some((code, reason)) = refusal {
             return self.refuse(id, code, reason);
         }
+        let Some(backlog) = Backlogged::try_new(&serve.unaccepted, self.config.backlog) else {
+            let reason = format!(
+                "{} sessions of protocol `{name}` wait to be accepted here already (the backlog)",
+                self.config.backlog
+            );
+            return self.refuse(id, AbortCode::Refused, reason);
+        };
         let ours = serve.protocol.window(&self.config);
         let slot = Arc::new(Slot::new(ours, &serve.protocol, &self.config));
         slot.grant(window);
@@ -823,7 +818,7 @@ impl Conn {
         )?;
         let session = Unaccepted {
             session: RawSession::new(id, self.clone(), slot, inbox, serve.protocol.name),
-            backlog: Backlogged::new(&self.unaccepted),
+            backlog,
         };
         if let Err(mpsc::error::SendError(refused)) = serve.acceptor.send(session) {
             refused
@@ -1037,7 +1032,6 @@ where
         dead,
         closing: AtomicBool::new(false),
         peer_max: AtomicU64::new(0),
-        unaccepted: Arc::default(),
         opens: Semaphore::new(OPENS_ROOM),
         next_id: AtomicU64::new(match origin {
             Origin::Dialed => 1,

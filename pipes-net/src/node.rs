@@ -4,7 +4,7 @@
 use std::collections::HashMap;
 use std::io;
 use std::net::SocketAddr;
-use std::sync::atomic::{AtomicBool, Ordering};
+use std::sync::atomic::{AtomicBool, AtomicUsize, Ordering};
 use std::sync::{Arc, Mutex, Weak};
 use std::time::Duration;
 
@@ -99,13 +99,15 @@ pub struct Config {
     /// may not have more than this many messages waiting here either: past it, the session is
     /// aborted as a violation. 0 counts as 1.
     pub window: u32,
-    /// How many sessions the peer of one connection may have opened that no [`Acceptor`] has
-    /// taken yet (default 1024). Past it, the peer's `Open`s are refused
-    /// ([`ConnectError::Refused`](crate::ConnectError::Refused) on its side), so a peer that
-    /// opens sessions faster than they are accepted cannot grow this node's memory without
-    /// bound over one connection. The count is per connection: the sessions of a connection
-    /// that ended stay queued for their acceptor (they still hold what the peer sent), and a
-    /// peer that connects again starts a new count.
+    /// How many sessions peers may have opened that an [`Acceptor`] has not taken yet
+    /// (default 1024), like a listening socket's backlog. Past it, more `Open`s of its
+    /// protocol are refused ([`ConnectError::Refused`](crate::ConnectError::Refused) on the
+    /// peer's side) until the acceptor takes some, so peers that open sessions faster than
+    /// they are accepted cannot grow this node's memory without bound. The count is the
+    /// acceptor's, over all connections: the sessions of a connection that ended stay queued
+    /// (they still hold what the peer sent) and keep their places, so a peer that connects
+    /// again gets no new room. As with a listening socket, one peer that fills the backlog
+    /// keeps the others' sessions out until the acceptor catches up.
     pub backlog: usize,
     /// How long a dial and its hello may take (default 10 s). Not zero (no dial could
     /// succeed), or the node does not start.
@@ -214,6 +216,8 @@ pub(crate) struct Serve {
     pub(crate) protocol: Protocol,
     pub(crate) role: Role,
     pub(crate) acceptor: mpsc::UnboundedSender<Unaccepted>,
+    /// How many sessions wait in `acceptor` (see [`Config::backlog`]).
+    pub(crate) unaccepted: Arc<AtomicUsize>,
 }
 
 impl Registry {
@@ -615,6 +619,7 @@ impl Node {
             protocol,
             role,
             acceptor,
+            unaccepted: Arc::default(),
         });
         Acceptor {
             sessions,

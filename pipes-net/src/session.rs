@@ -381,21 +381,26 @@ impl Drop for RawSession {
     }
 }
 
-/// A session a peer opened, on its way to an [`Acceptor`]: counted in its connection's
-/// backlog (see [`Config::backlog`](crate::Config::backlog)) until it is accepted or dropped.
+/// A session a peer opened, on its way to an [`Acceptor`]: counted in the acceptor's backlog
+/// (see [`Config::backlog`](crate::Config::backlog)) until it is accepted or dropped.
 pub(crate) struct Unaccepted {
     pub(crate) session: RawSession,
     pub(crate) backlog: Backlogged,
 }
 
-/// One session's place in a connection's count of unaccepted sessions: given back on drop.
+/// One session's place in an acceptor's count of unaccepted sessions: given back on drop.
 pub(crate) struct Backlogged(Arc<AtomicUsize>);
 
 impl Backlogged {
-    /// Counts one more session in `backlog`.
-    pub(crate) fn new(backlog: &Arc<AtomicUsize>) -> Self {
-        backlog.fetch_add(1, Ordering::Relaxed);
-        Backlogged(backlog.clone())
+    /// Counts one more session in `backlog`, unless it counts `limit` already. The readers of
+    /// every connection add to it, so the check and the count are one step.
+    pub(crate) fn try_new(backlog: &Arc<AtomicUsize>, limit: usize) -> Option<Self> {
+        backlog
+            .fetch_update(Ordering::Relaxed, Ordering::Relaxed, |n| {
+                (n < limit).then_some(n + 1)
+            })
+            .ok()?;
+        Some(Backlogged(backlog.clone()))
     }
 }
 

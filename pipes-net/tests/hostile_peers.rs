@@ -10,7 +10,7 @@ use std::sync::atomic::Ordering;
 use std::time::{Duration, Instant};
 
 use common::{STREAM, WINDOW, open_frame, quick, raw_opened, within};
-use pipes_net::frame::{Frame, Kind};
+use pipes_net::frame::{AbortCode, Frame, Kind};
 use pipes_net::{Config, Node, Role, SessionError};
 use tokio::io::{AsyncRead, AsyncWrite, AsyncWriteExt, DuplexStream};
 use tokio::net::TcpListener;
@@ -306,6 +306,47 @@ async fn open_many(peer: &mut common::RawPeer, n: u64) {
     for _ in 0..n {
         assert!(matches!(peer.read().await.unwrap().kind, Kind::Open { .. }));
     }
+}
+
+/// The backlog is the acceptor's, not the connection's: a peer that hangs up with sessions
+/// unaccepted and connects again gets no new room. (Review 12 found each connection counting
+/// its own: a peer that reconnected six times left 300 sessions queued with a backlog of 50.)
+#[tokio::test]
+async fn a_peer_that_connects_again_gets_no_new_backlog() {
+    within(10, async {
+        let node = common::node(Config {
+            backlog: 3,
+            ..quick()
+        })
+        .await;
+        let mut acceptor = node.serve(STREAM, Role::Server);
+        let mut first = raw_peer(&node).await;
+        open_many(&mut first, 3).await;
+        drop(first);
+        let mut again = raw_peer(&node).await;
+        again.write(open_frame(WINDOW)).await;
+        match again.read().await.unwrap().kind {
+            Kind::Abort {
+                code: AbortCode::Refused,
+                reason,
+            } => assert!(reason.contains("backlog"), "{reason}"),
+            other => panic!("{other:?}"),
+        }
+        // The ended connection's sessions keep their places until they are accepted.
+        drop(acceptor.accept_async().await.unwrap());
+        again
+            .write(Frame {
+                session: 3,
+                ..open_frame(WINDOW)
+            })
+            .await;
+        let answer = again.read().await.unwrap();
+        assert!(matches!(answer.kind, Kind::Open { .. }), "{answer:?}");
+        for _ in 0..3 {
+            assert!(acceptor.accept_async().await.is_some());
+        }
+    })
+    .await;
 }
 
 /// The race behind a failure of the test above (about one run in forty): the peer hangs up,

@@ -165,9 +165,10 @@ async fn an_open_of_an_unbounded_protocol_with_no_window_is_refused_as_incompati
     .await;
 }
 
-/// A peer may have only `Config::backlog` sessions waiting for an acceptor: more `Open`s are
-/// refused until the acceptor takes some, so a peer that opens sessions nobody accepts cannot
-/// grow the node's memory without bound. (Found by an adversarial review: the wait was
+/// An acceptor may have only `Config::backlog` sessions waiting: more `Open`s are refused
+/// until it takes some, so a peer that opens sessions nobody accepts cannot grow the node's
+/// memory without bound (`hostile_peers.rs` checks that a peer that connects again gets no
+/// new room). (Found by an adversarial review: the wait was
 /// unbounded.)
 #[tokio::test]
 async fn opens_past_the_backlog_are_refused_until_sessions_are_accepted() {
