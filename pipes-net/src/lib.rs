@@ -100,7 +100,10 @@
 //! `Aborted` (the peer aborted, or this side could not send a message, or a payload's
 //! `Serialize` or `Deserialize` panicked here: the session is aborted on both ends, then the
 //! panic goes on, ending the pump's task as tokio ends any task that panics), or `Closed`
-//! when the remote peer's endpoint was dropped, as in one process.
+//! when the remote peer's endpoint was dropped, as in one process. A failure comes after
+//! every whole message the peer sent before it: a connection whose write fails (the peer hung
+//! up) is still read to the end of its stream, and a receive fails only after the messages
+//! that were there.
 
 mod block;
 pub mod cluster;
