@@ -102,8 +102,9 @@ fn try_iter_takes_only_what_is_there() {
 
 #[test]
 fn a_backlog_sent_from_another_thread_arrives_in_order_across_grown_segments() {
-    // Enough `u64`s that the lane's segments grow from 256 slots to 4096 (Miri: to 2048).
-    let n = common::size(20_000, 3_000) as u64;
+    // Enough `u64`s that the lane's segments grow from 256 slots to 4096 (Miri: to 2048, past
+    // the 1,792 slots of the first three).
+    let n = common::size(20_000, 2_000) as u64;
     let (port, chan) = stream();
     // All sent before the first receive: every segment is new, each twice the last.
     let chan = thread::spawn(move || {
