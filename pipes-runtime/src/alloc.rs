@@ -248,17 +248,24 @@ mod tests {
         Counted(drops.clone(), [7; 40])
     }
 
+    /// A packet moved to another thread to be freed there (a pointer, not its address, so
+    /// Miri checks the free under strict provenance).
+    struct Moved(NonNull<Counted>);
+
+    // SAFETY: `Counted` is `Send`, and each packet is freed by one thread only.
+    unsafe impl Send for Moved {}
+
     #[test]
     fn packets_carved_on_one_thread_are_freed_on_another() {
         let drops = Arc::new(Counter::new(0));
         let n = if cfg!(miri) { 70 } else { 1000 };
-        let packets: Vec<usize> = (0..n)
-            .map(|_| alloc_packet(counted(&drops)).as_ptr() as usize)
+        let packets: Vec<Moved> = (0..n)
+            .map(|_| Moved(alloc_packet(counted(&drops))))
             .collect();
         let freer = std::thread::spawn(move || {
-            for packet in packets {
+            for Moved(packet) in packets {
                 // SAFETY: each packet was allocated above and is freed once.
-                unsafe { free_packet(NonNull::new(packet as *mut Counted).unwrap()) };
+                unsafe { free_packet(packet) };
             }
         });
         freer.join().unwrap();
@@ -273,16 +280,16 @@ mod tests {
             // Three slots of an 8-slot chunk; the thread ends holding the other 5.
             std::thread::spawn(move || {
                 (0..3)
-                    .map(|_| alloc_packet(counted(&drops)).as_ptr() as usize)
+                    .map(|_| Moved(alloc_packet(counted(&drops))))
                     .collect::<Vec<_>>()
             })
             .join()
             .unwrap()
         };
-        for packet in packets {
+        for Moved(packet) in packets {
             // SAFETY: allocated by the ended thread, freed once here; Miri checks the chunk is
             // freed by the last of these (no leak) and not before.
-            unsafe { free_packet(NonNull::new(packet as *mut Counted).unwrap()) };
+            unsafe { free_packet(packet) };
         }
         assert_eq!(drops.load(Ordering::SeqCst), 3);
     }

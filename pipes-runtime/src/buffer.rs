@@ -47,7 +47,7 @@ use std::fmt;
 use std::marker::PhantomData;
 use std::mem::ManuallyDrop;
 use std::num::NonZeroUsize;
-use std::ptr::NonNull;
+use std::ptr::{self, NonNull};
 use std::time::{Duration, Instant};
 
 use crate::drop_queue;
@@ -56,6 +56,7 @@ use crate::packet::{self, Packet, Receiving, StateName};
 use crate::panics::{Panics, deferring};
 use crate::sync::{AtomicUsize, Ordering, fence};
 use crate::wait::{EMPTY, FULL, Settled, StateWord, TERMINATED, is_settled, wake};
+use crate::waiter::word_of;
 
 /// A side of a session: which share a slot's sender holds.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -115,12 +116,17 @@ impl<T, S: Sender> Slot<T, S> {
     /// Terminates the slot unless it holds a message or is already terminated, waking a receiver
     /// parked on it. Used when a side of the session goes away.
     fn close(&self) {
-        let state = self.packet.state();
+        let state = &self.packet.state_word().0;
         let mut word = state.load(Ordering::Acquire);
-        while !is_settled(word, EMPTY) {
-            match state.compare_exchange(word, TERMINATED, Ordering::AcqRel, Ordering::Acquire) {
+        while !is_settled(word.addr(), EMPTY) {
+            match state.compare_exchange(
+                word,
+                word_of(TERMINATED),
+                Ordering::AcqRel,
+                Ordering::Acquire,
+            ) {
                 Ok(_) => {
-                    if word != EMPTY {
+                    if word.addr() != EMPTY {
                         // SAFETY: a BLOCKED word, just exchanged out by us.
                         unsafe { wake(word) };
                     }
@@ -144,7 +150,7 @@ impl<T, S: Sender> Drop for Slot<T, S> {
     /// (drop glue does both while unwinding); their own panics, if any, are dropped, since a
     /// panic while unwinding would abort.
     fn drop(&mut self) {
-        if self.packet.state().load(Ordering::Acquire) == FULL {
+        if self.packet.state_word().load() == FULL {
             // SAFETY: the buffer is being freed, so both sides are gone and the message is ours.
             let message = unsafe { self.packet.take() };
             let at = (&raw const *self).cast();
@@ -202,7 +208,7 @@ struct Bounds {
 
 impl Bounds {
     fn of<B>(slots: &B) -> Self {
-        let start = slots as *const B as usize;
+        let start = ptr::from_ref(slots).addr();
         Bounds {
             start,
             end: start + size_of::<B>(),
@@ -211,7 +217,7 @@ impl Bounds {
 
     /// Whether `slot` lies wholly inside these bytes.
     fn holds<T, S: Sender>(self, slot: &Slot<T, S>) -> bool {
-        let at = slot as *const Slot<T, S> as usize;
+        let at = ptr::from_ref(slot).addr();
         self.start <= at && at + size_of::<Slot<T, S>>() <= self.end
     }
 }
@@ -415,7 +421,7 @@ impl<T, B: Slots> SendSlot<T, B> {
         // not when the endpoint is built: a read of the slot's line then, long before the
         // write, fetched it from the peer once to read and once more to write (bounded
         // pingpong twice as slow); here it costs nothing measurable (benches/RESULTS.md).
-        if packet.state().load(Ordering::Acquire) == FULL {
+        if packet.state_word().load() == FULL {
             panic!("pipes: a session's slot was sent into again before its message was received");
         }
         // SAFETY: we are the slot's sender for this use, and this is our final transition; the
@@ -425,7 +431,7 @@ impl<T, B: Slots> SendSlot<T, B> {
             Err(message) => {
                 // The failed send left `FULL` over an empty slot; the peer is gone, so put back
                 // the word that says so before the buffer can be freed.
-                packet.state().store(TERMINATED, Ordering::Relaxed);
+                packet.state_word().store(TERMINATED, Ordering::Relaxed);
                 Err(message)
             }
         }
@@ -474,7 +480,7 @@ impl<T, B: Slots> Drop for SendSlot<T, B> {
 /// `packet` is alive, and the caller is its sender for this use, not yet done with it.
 unsafe fn close_unsent<T>(packet: NonNull<Packet<T>>, cause: Cause) {
     // SAFETY: as the caller guarantees.
-    if unsafe { packet.as_ref() }.state().load(Ordering::Acquire) != FULL {
+    if unsafe { packet.as_ref() }.state_word().load() != FULL {
         // SAFETY: as the caller guarantees; only this side makes the slot `FULL`, so it is not.
         unsafe { Packet::close_sender(packet, cause) };
     }
@@ -559,7 +565,7 @@ impl<T, B: Slots> Receiving for RecvSlot<T, B> {
         // The next send into this slot happens-after this store through the messages between
         // (the liveness rule); Release lets the sender's check see it so without trusting that
         // rule (see `Session::sender`).
-        packet.state().store(EMPTY, Ordering::Release);
+        packet.state_word().store(EMPTY, Ordering::Release);
         Ok((message, session))
     }
 }

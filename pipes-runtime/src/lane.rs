@@ -49,6 +49,7 @@ use crate::spin::Chase;
 use crate::sync::{Arc, AtomicPtr, AtomicUsize, Ordering, UnsafeCell};
 use crate::take::Take;
 use crate::wait::{StateWord, is_waiter, wake};
+use crate::waiter::Word;
 
 /// Bytes of slots in a lane's first segment, which lies in the lane's own allocation: a lane
 /// that holds a few messages costs about 2.5 KiB (10,000 idle ports of a set, 25 MB). Not
@@ -345,7 +346,7 @@ pub(crate) fn lane<T>() -> (LaneRx<T>, LaneTx<T>) {
     // SAFETY: the block's start is aligned and sized for the lane.
     unsafe {
         lane.write(Lane {
-            word: CachePadded::new(StateWord(AtomicUsize::new(open_word(0)))),
+            word: CachePadded::new(StateWord::new(open_word(0))),
             tx: CachePadded::new(UnsafeCell::new(Tx {
                 tail: 0,
                 segment,
@@ -367,7 +368,7 @@ pub(crate) fn lane<T>() -> (LaneRx<T>, LaneTx<T>) {
             ends: AtomicUsize::new(2),
             cause: AtomicUsize::new(Cause::Closed.index()),
             upgrade: AtomicPtr::new(ptr::null_mut()),
-            taken: StateWord(AtomicUsize::new(open_word(0))),
+            taken: StateWord::new(open_word(0)),
             room: AtomicUsize::new(0),
         })
     };
@@ -414,7 +415,7 @@ unsafe fn release<T>(lane: NonNull<Lane<T>>) {
     }
     // A sender's waiter is taken out of `taken` by the receiver's close, and none is left
     // after it (the sender finds the receiver gone and waits no more).
-    debug_assert!(!is_waiter(shared.taken.0.load(Ordering::Relaxed)));
+    debug_assert!(!is_waiter(shared.taken.0.load(Ordering::Relaxed).addr()));
     if let Some(spare) = NonNull::new(shared.spare.load(Ordering::Relaxed)) {
         // The spare is linked nowhere and nobody else can take it now.
         free(spare);
@@ -480,7 +481,7 @@ impl<T> LaneTx<T> {
             .with_mut(|tx| unsafe { send(lane, &mut *tx, message) })?;
         // The wake runs a task's `Waker`, user code that may send on this very chan: so only
         // after the state above is let go of.
-        if is_waiter(found) {
+        if is_waiter(found.addr()) {
             // SAFETY: a waiter word, just swapped out by the send.
             unsafe { wake(found) };
         }
@@ -494,7 +495,7 @@ impl<T> LaneTx<T> {
 /// # Safety
 /// `tx` is `lane`'s sending state and the caller is its sending end.
 #[inline]
-unsafe fn send<T>(lane: &Lane<T>, tx: &mut Tx<T>, message: T) -> Result<usize, T> {
+unsafe fn send<T>(lane: &Lane<T>, tx: &mut Tx<T>, message: T) -> Result<Word, T> {
     if tx.closed {
         return Err(message);
     }
@@ -522,14 +523,15 @@ unsafe fn send<T>(lane: &Lane<T>, tx: &mut Tx<T>, message: T) -> Result<usize, T
     tx.tail = next_index(tx.tail);
     // Release publishes the slot (and a new segment's link); Acquire orders us after the
     // receiver's close, or the registration of its waiter.
-    match lane.word.0.swap(open_word(tx.tail), Ordering::AcqRel) {
+    let found = lane.word.swap(open_word(tx.tail));
+    match found.addr() {
         RX_CLOSED => {
             tx.closed = true;
             // SAFETY: the receiver closed before this publish, so it never reads this slot: the
             // message we just wrote is still ours.
             Err(cell.with_mut(|slot| unsafe { (*slot).assume_init_read() }))
         }
-        found => Ok(found),
+        _ => Ok(found),
     }
 }
 
@@ -595,12 +597,7 @@ impl<T> LaneTx<T> {
             .with_mut(|tx| unsafe { ((*tx).closed, (*tx).tail) });
         let gone = closed || {
             let hung_up = (tail << 2) | HUNG_UP;
-            let found = self.lane().word.0.swap(hung_up, Ordering::AcqRel);
-            if is_waiter(found) {
-                // SAFETY: a waiter word, just swapped out by us.
-                unsafe { wake(found) };
-            }
-            found == RX_CLOSED
+            self.lane().word.swap_and_wake(hung_up) == RX_CLOSED
         };
         if gone {
             // The receiver closed before our hang-up, so it may not have seen an upgrade: if it
@@ -797,11 +794,7 @@ unsafe fn take<T>(lane: &Lane<T>, rx: &mut Rx<T>) -> Take<T> {
 fn report_taken<T>(lane: &Lane<T>, head: usize) {
     // Release orders our takes before the sender's next look; Acquire makes its waiter
     // visible.
-    let found = lane.taken.0.swap(open_word(head), Ordering::AcqRel);
-    if is_waiter(found) {
-        // SAFETY: a waiter word, just swapped out by us.
-        unsafe { wake(found) };
-    }
+    lane.taken.swap_and_wake(open_word(head));
 }
 
 /// Hands a used-up segment back to the sender as its spare, or frees it if there is one.
@@ -885,12 +878,8 @@ unsafe fn close_receiver_now<T>(lane: NonNull<()>, queue: Option<&DropQueue>) {
     let lane = lane.cast::<Lane<T>>();
     // SAFETY: the receiving end's hold on the lane is ours until `release`.
     let shared = unsafe { lane.as_ref() };
-    let found = shared.word.0.swap(RX_CLOSED, Ordering::AcqRel);
-    if is_waiter(found) {
-        // A watch nobody took back (a forgotten future): the swap took its reference.
-        // SAFETY: a waiter word, just swapped out by us.
-        unsafe { wake(found) };
-    }
+    // A watch nobody took back (a forgotten future) is woken: the swap took its reference.
+    let found = shared.word.swap_and_wake(RX_CLOSED);
     // The sender hung up into a shared chan before our close (or is about to: then whichever
     // of us swaps the upgrade out closes it): its queue has no port from now on.
     // SAFETY: we act as the receiving end.
@@ -899,11 +888,7 @@ unsafe fn close_receiver_now<T>(lane: NonNull<()>, queue: Option<&DropQueue>) {
         unsafe { upgrade.close(queue) };
     }
     // A sender waiting for room has all it will get.
-    let reported = shared.taken.0.swap(RX_CLOSED, Ordering::AcqRel);
-    if is_waiter(reported) {
-        // SAFETY: a waiter word, just swapped out by us.
-        unsafe { wake(reported) };
-    }
+    shared.taken.swap_and_wake(RX_CLOSED);
     let mut panics = Panics::default();
     shared.rx.with_mut(|rx| {
         // SAFETY: the receiving end is gone; its state is ours.

@@ -30,9 +30,9 @@ use crate::drop_queue::{self, DropQueue};
 use crate::panics::deferring;
 use crate::queue::{Pop, Queue};
 use crate::spin::spin_until;
-use crate::sync::{Arc, AtomicUsize, Ordering, UnsafeCell, park};
+use crate::sync::{Arc, UnsafeCell, park};
 use crate::take::Take;
-use crate::wait::{Displaced, Found, StateWord, is_waiter, wake};
+use crate::wait::{Displaced, Found, StateWord, is_waiter};
 use crate::waiter::Waiter;
 
 /// The signal word when no ring came since the port last reset it: its idle word.
@@ -70,7 +70,7 @@ impl<T> SharedQueue<T> {
     pub(crate) fn new() -> Arc<Self> {
         Arc::new(SharedQueue {
             queue: Queue::new(),
-            signal: CachePadded::new(StateWord(AtomicUsize::new(QUIET))),
+            signal: CachePadded::new(StateWord::new(QUIET)),
             consumer: UnsafeCell::new(Consumer {
                 stash: None,
                 armed: false,
@@ -102,11 +102,7 @@ impl<T> SharedQueue<T> {
     /// Tells the port a slot it armed is published.
     fn ring(&self) {
         // Release publishes nothing new (the publish did); Acquire takes the waiter.
-        let found = self.signal.0.swap(RUNG, Ordering::AcqRel);
-        if is_waiter(found) {
-            // SAFETY: a waiter word, just swapped out by us.
-            unsafe { wake(found) };
-        }
+        self.signal.swap_and_wake(RUNG);
     }
 
     /// Runs `f` on the port's state.
@@ -202,10 +198,7 @@ impl<T> SharedQueue<T> {
                 return false;
             }
             // A ring that came since the last wait is stale (or for a message just looked for).
-            let _ =
-                self.signal
-                    .0
-                    .compare_exchange(RUNG, QUIET, Ordering::AcqRel, Ordering::Relaxed);
+            self.signal.replace(RUNG, QUIET);
             match self.signal.register(QUIET, waiter) {
                 // Only the port puts waiters in the word, and a retry below took ours back: a
                 // second round displaces nothing, so this keeps the first round's.
@@ -280,7 +273,7 @@ impl<T> SharedQueue<T> {
         if unsafe { self.is_ready() } {
             return true;
         }
-        if self.signal.load() == Arc::as_ptr(waiter) as usize {
+        if self.signal.load() == Arc::as_ptr(waiter).addr() {
             return false;
         }
         // SAFETY: as the caller guarantees.
@@ -333,10 +326,7 @@ impl<T> SharedQueue<T> {
                 return true;
             }
             // A ring that came since the last wait is stale (it woke whoever was there).
-            let _ =
-                self.signal
-                    .0
-                    .compare_exchange(RUNG, QUIET, Ordering::AcqRel, Ordering::Relaxed);
+            self.signal.replace(RUNG, QUIET);
             if self.signal.watch(QUIET, waker, mine).is_ready() {
                 // Rung in between: look again.
                 continue;
@@ -355,11 +345,7 @@ impl<T> SharedQueue<T> {
             }
             // Published meanwhile, so nobody will ring for this arm: wake every watch in the
             // word (ours among them, spuriously), as a ring would, and take the message.
-            let found = self.signal.0.swap(QUIET, Ordering::AcqRel);
-            if is_waiter(found) {
-                // SAFETY: a waiter word, just swapped out by us.
-                unsafe { wake(found) };
-            }
+            self.signal.swap_and_wake(QUIET);
             if let Some(waiter) = mine.take() {
                 Waiter::recycle(waiter);
             }
@@ -387,11 +373,8 @@ impl<T> SharedQueue<T> {
     pub(crate) unsafe fn close(&self, drops: Option<&DropQueue>) {
         // A waker that panics must not keep the queue open (see `deferring`).
         deferring(|| {
-            let found = self.signal.0.swap(QUIET, Ordering::AcqRel);
-            if is_waiter(found) {
-                // SAFETY: a waiter word (a forgotten future's watch), just swapped out by us.
-                unsafe { wake(found) };
-            }
+            // A waiter here is a forgotten future's watch.
+            self.signal.swap_and_wake(QUIET);
             // SAFETY: as the caller guarantees.
             let stash = unsafe { self.consumer(|consumer| consumer.stash.take()) };
             // SAFETY: as the caller guarantees: no consumer method runs after this.

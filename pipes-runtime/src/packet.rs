@@ -39,10 +39,8 @@ use std::time::{Duration, Instant};
 use crate::alloc::{alloc_packet, free_packet};
 use crate::drop_queue::{self, DropQueue};
 use crate::error::{Cause, RecvError, RecvTimeoutError, TryRecvError};
-use crate::sync::{AtomicUsize, Ordering, UnsafeCell};
-use crate::wait::{
-    EMPTY, FULL, Settled, StateWord, TERMINATED, is_terminated, is_waiter, terminated, wake,
-};
+use crate::sync::UnsafeCell;
+use crate::wait::{EMPTY, FULL, Settled, StateWord, TERMINATED, is_terminated, terminated, wake};
 
 /// Names a protocol state for the errors a receive in it can return.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -74,13 +72,9 @@ unsafe impl<T: Send> Sync for Packet<T> {}
 impl<T> Packet<T> {
     pub(crate) fn new() -> Self {
         Packet {
-            state: StateWord(AtomicUsize::new(EMPTY)),
+            state: StateWord::new(EMPTY),
             payload: UnsafeCell::new(MaybeUninit::uninit()),
         }
-    }
-
-    pub(crate) fn state(&self) -> &AtomicUsize {
-        &self.state.0
     }
 
     pub(crate) fn state_word(&self) -> &StateWord {
@@ -95,11 +89,12 @@ impl<T> Packet<T> {
     ///
     /// # Safety
     /// The packet is alive when this is called; the reference is used only while it is (an
-    /// `&AtomicUsize` asserts nothing after the atomic operation that may let the peer free it).
-    unsafe fn state_at<'a>(this: NonNull<Self>) -> &'a AtomicUsize {
+    /// `&StateWord`, an atomic alone, asserts nothing after the atomic operation that may let
+    /// the peer free it).
+    unsafe fn state_at<'a>(this: NonNull<Self>) -> &'a StateWord {
         // SAFETY: the caller guarantees the packet is alive; the place projection creates no
         // reference to the packet itself.
-        unsafe { &(*this.as_ptr()).state.0 }
+        unsafe { &(*this.as_ptr()).state }
     }
 
     /// The payload cell of the packet at `this`, reached without a reference to the whole
@@ -130,16 +125,17 @@ impl<T> Packet<T> {
         // registered its waiter.
         // SAFETY: the packet is alive until the swap; after it we touch it only if the receiver
         // had terminated, in which case nobody frees it but our caller.
-        match unsafe { Self::state_at(this) }.swap(FULL, Ordering::AcqRel) {
+        let found = unsafe { Self::state_at(this) }.swap(FULL);
+        match found.addr() {
             EMPTY => Ok(()),
             TERMINATED => Err(payload.with_mut(|slot| {
                 // SAFETY: we wrote the slot above and the receiver, being gone, never read it.
                 unsafe { (*slot).assume_init_read() }
             })),
             FULL => unreachable!("a packet is sent at most once per use"),
-            blocked => {
+            _ => {
                 // SAFETY: a BLOCKED word, just swapped out by us.
-                unsafe { wake(blocked) };
+                unsafe { wake(found) };
                 Ok(())
             }
         }
@@ -153,11 +149,7 @@ impl<T> Packet<T> {
     /// transition.
     pub(crate) unsafe fn close_sender(this: NonNull<Self>, cause: Cause) -> usize {
         // SAFETY: the packet is alive until the swap, and not touched after it.
-        let word = unsafe { Self::state_at(this) }.swap(terminated(cause), Ordering::AcqRel);
-        if is_waiter(word) {
-            // SAFETY: a BLOCKED word, just swapped out by us.
-            unsafe { wake(word) };
-        }
+        let word = unsafe { Self::state_at(this) }.swap_and_wake(terminated(cause));
         debug_assert_ne!(word, FULL, "a sender that sent is never dropped");
         word
     }
@@ -177,12 +169,7 @@ impl<T> Packet<T> {
     /// transition.
     pub(crate) unsafe fn close_receiver(this: NonNull<Self>) -> usize {
         // SAFETY: the packet is alive until the swap, and not touched after it here.
-        let word = unsafe { Self::state_at(this) }.swap(TERMINATED, Ordering::AcqRel);
-        if is_waiter(word) {
-            // SAFETY: a waiter word, just swapped out by us.
-            unsafe { wake(word) };
-        }
-        word
+        unsafe { Self::state_at(this) }.swap_and_wake(TERMINATED)
     }
 
     /// Moves the message out after [`StateWord::wait`] (or a load) returned `FULL`.
@@ -480,7 +467,7 @@ impl<T> Drop for RecvPacket<T> {
         // which keeps dropping a backlog (one packet per message) at a load per message.
         // SAFETY: we are the receiver and have not made our final transition, so the packet is
         // alive.
-        let word = match unsafe { Packet::state_at(self.packet) }.load(Ordering::Acquire) {
+        let word = match unsafe { Packet::state_at(self.packet) }.load() {
             FULL => FULL,
             // SAFETY: as above; this is our final transition.
             _ => unsafe { Packet::close_receiver(self.packet) },

@@ -130,11 +130,11 @@ use crate::ready_list::Armed;
 use crate::select::Selectable;
 use crate::spin::{Chase, linger, spin_until};
 use crate::stream::{Chan, Port, stream};
-use crate::sync::{Arc, AtomicUsize};
+use crate::sync::{Arc, AtomicPtr};
 use crate::take::Take;
 use crate::target::{SetTarget, Target};
 use crate::wait::Displaced;
-use crate::waiter::{IDLE, ReadyList, Waiter};
+use crate::waiter::{IDLE, ReadyList, Waiter, word_of};
 
 /// How long a blocking receive lingers on the one port it just emptied, when no other port is
 /// ready, before it watches that port and waits: a sender sending flat out refills a lane
@@ -279,7 +279,7 @@ impl<T> PortSet<T> {
             let waiter = Arc::new(Waiter::Ready {
                 list: Arc::clone(&self.list),
                 port: index,
-                next: AtomicUsize::new(IDLE),
+                next: AtomicPtr::new(word_of(IDLE)),
             });
             let member = Member {
                 port,
@@ -802,7 +802,7 @@ mod tests {
     }
 
     fn word<T>(set: &PortSet<T>) -> usize {
-        set.list.head.load(Ordering::Relaxed)
+        set.list.head.load(Ordering::Relaxed).addr()
     }
 
     fn pending<F: Future + Unpin>(future: &mut F) -> bool {

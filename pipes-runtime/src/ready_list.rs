@@ -5,7 +5,7 @@ use std::collections::VecDeque;
 use std::time::Instant;
 
 use crate::sync::{Arc, Ordering, park};
-use crate::waiter::{CLOSED, IDLE, ReadyList, SLEEPING, Waiter};
+use crate::waiter::{CLOSED, IDLE, ReadyList, SLEEPING, Waiter, word_of};
 
 impl ReadyList {
     /// Registers `waiter` (a thread, or a task) to be woken by the next push, and marks the set
@@ -20,11 +20,14 @@ impl ReadyList {
         let mut sleepers = self.sleepers.lock();
         // Under the lock, so the sender that ends this sleep finds the entry (type docs).
         // Acquire on failure: a stack is there, to drain.
-        match self
-            .head
-            .compare_exchange(IDLE, SLEEPING, Ordering::AcqRel, Ordering::Acquire)
-        {
-            Ok(_) | Err(SLEEPING) => {}
+        match self.head.compare_exchange(
+            word_of(IDLE),
+            word_of(SLEEPING),
+            Ordering::AcqRel,
+            Ordering::Acquire,
+        ) {
+            Ok(_) => {}
+            Err(found) if found.addr() == SLEEPING => {}
             Err(_) => return Err(Armed::Pending),
         }
         if sleepers.iter().any(|sleeper| Arc::ptr_eq(sleeper, waiter)) {
@@ -40,7 +43,7 @@ impl ReadyList {
     /// push took `waiter`'s entry (and wakes it). `false` means it is still registered, and
     /// the push that ends the sleep wakes it.
     pub(crate) fn pushed(&self, waiter: &Arc<Waiter>) -> bool {
-        if self.head.load(Ordering::Acquire) != SLEEPING {
+        if self.head.load(Ordering::Acquire).addr() != SLEEPING {
             return true;
         }
         let sleepers = self.sleepers.lock();
@@ -60,10 +63,15 @@ impl ReadyList {
             // The last registrant leaves: pushes need not lock any more. A failed exchange
             // means a push came (or the set drained after one).
             self.head
-                .compare_exchange(SLEEPING, IDLE, Ordering::AcqRel, Ordering::Acquire)
+                .compare_exchange(
+                    word_of(SLEEPING),
+                    word_of(IDLE),
+                    Ordering::AcqRel,
+                    Ordering::Acquire,
+                )
                 .is_ok()
         } else {
-            self.head.load(Ordering::Acquire) == SLEEPING
+            self.head.load(Ordering::Acquire).addr() == SLEEPING
         };
         drop(sleepers);
         mine.is_some() && asleep
@@ -71,7 +79,7 @@ impl ReadyList {
 
     /// Whether a port is queued (a read only; the set's thread alone takes them).
     pub(crate) fn is_pending(&self) -> bool {
-        self.head.load(Ordering::Relaxed) > CLOSED
+        self.head.load(Ordering::Relaxed).addr() > CLOSED
     }
 
     /// Moves every queued port to the back of `local`, oldest first, taking back the waiters'
@@ -82,10 +90,10 @@ impl ReadyList {
         }
         // Only senders change the word while it holds a stack, and only by pushing, so it still
         // holds one. Acquire pairs with the pushes' Release: every `next` is visible.
-        let mut node = self.head.swap(IDLE, Ordering::Acquire);
-        while node != IDLE {
+        let mut node = self.head.swap(word_of(IDLE), Ordering::Acquire);
+        while node.addr() != IDLE {
             // SAFETY: taken off the stack by our swap: the reference its sender pushed is ours.
-            let waiter = unsafe { Arc::from_raw(node as *const Waiter) };
+            let waiter = unsafe { Waiter::from_word(node) };
             let Waiter::Ready { port, next, .. } = &*waiter else {
                 unreachable!("only a port set's waiters are queued");
             };
@@ -124,7 +132,7 @@ impl ReadyList {
         let mine = sleepers.iter().position(|sleeper| Arc::ptr_eq(sleeper, me));
         // Read under the lock, as `arm` reads it: a put-back entry is found by the push that
         // ends this sleep (type docs).
-        if self.head.load(Ordering::Acquire) == SLEEPING {
+        if self.head.load(Ordering::Acquire).addr() == SLEEPING {
             if mine.is_none() {
                 sleepers.push(Arc::clone(me));
             }
@@ -139,10 +147,10 @@ impl ReadyList {
     /// Marks the set gone and takes back the references of waiters still queued. Pushes after
     /// this drop their own. Drops the entries that futures forgotten while pending left.
     pub(crate) fn close(&self) {
-        let mut node = self.head.swap(CLOSED, Ordering::Acquire);
-        while node > CLOSED {
+        let mut node = self.head.swap(word_of(CLOSED), Ordering::Acquire);
+        while node.addr() > CLOSED {
             // SAFETY: taken off the stack by our swap, as in `drain`.
-            let waiter = unsafe { Arc::from_raw(node as *const Waiter) };
+            let waiter = unsafe { Waiter::from_word(node) };
             let Waiter::Ready { next, .. } = &*waiter else {
                 unreachable!("only a port set's waiters are queued");
             };

@@ -346,7 +346,7 @@ impl<T> PortTarget for Port<T> {
             Some(queue) => unsafe { queue.woken(waiter) },
             // Still in the word: a spurious wake. Otherwise displaced (or swapped out by a
             // hang-up into a queue, now looked at): register again.
-            None if self.rx.word().load() == Arc::as_ptr(waiter) as usize => false,
+            None if self.rx.word().load() == Arc::as_ptr(waiter).addr() => false,
             None => !self.watch(waiter, &mut Displaced::none()),
         }
     }

@@ -123,7 +123,7 @@ impl<'a> Target<'a> {
             Kind::Word(word, idle) => {
                 let found = word.load();
                 is_settled(found, idle)
-                    || (found != Arc::as_ptr(waiter) as usize
+                    || (found != Arc::as_ptr(waiter).addr()
                         && matches!(self.register(waiter), Registration::Ready))
             }
             Kind::Set(set) => {

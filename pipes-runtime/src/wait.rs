@@ -21,13 +21,14 @@
 //! cannot miss a sender (the register and the send are read-modify-writes of the same word).
 
 use std::fmt;
+use std::ptr;
 use std::task::{Poll, Waker};
 use std::time::Instant;
 
 use crate::error::Cause;
 use crate::spin::spin_until;
-use crate::sync::{Arc, AtomicUsize, Ordering, park};
-use crate::waiter::Waiter;
+use crate::sync::{Arc, AtomicPtr, Ordering, park};
+use crate::waiter::{Waiter, Word, word_of};
 
 /// No message yet, both endpoints alive.
 pub(crate) const EMPTY: usize = 0;
@@ -96,7 +97,10 @@ pub(crate) enum Found {
 
 /// A packet's or a lane's state word, seen from outside: what select and port sets wait on.
 /// Opaque: only this crate reads or writes it.
-pub struct StateWord(pub(crate) AtomicUsize);
+///
+/// A pointer, not an integer, so a waiter word keeps its provenance; a sender's word is a
+/// number in a pointer without provenance ([`word_of`]), read back with `.addr()`.
+pub struct StateWord(pub(crate) AtomicPtr<Waiter>);
 
 impl fmt::Debug for StateWord {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
@@ -115,6 +119,11 @@ impl fmt::Debug for StateWord {
 /// word owns its reference and wakes it (or, for a task, carries it; see `waiter.rs`): a
 /// leftover watch costs at worst a spurious wake.
 impl StateWord {
+    /// A word holding the sender's word `bits`.
+    pub(crate) fn new(bits: usize) -> Self {
+        StateWord(AtomicPtr::new(word_of(bits)))
+    }
+
     /// Waits until the sender has made its final transition, or `deadline` passes (then
     /// `None`, with no waiter of ours left in the word).
     pub(crate) fn wait(&self, idle: usize, deadline: Option<Instant>) -> Option<Settled> {
@@ -122,12 +131,12 @@ impl StateWord {
             return Some(settled);
         }
         if spin_until(deadline, || {
-            is_settled(self.0.load(Ordering::Relaxed), idle)
+            is_settled(self.0.load(Ordering::Relaxed).addr(), idle)
         }) {
             return self.settled(idle);
         }
         let me = Waiter::current();
-        let blocked = Arc::as_ptr(&me) as usize;
+        let blocked = Arc::as_ptr(&me).addr();
         loop {
             match self.register(idle, &me) {
                 Err(Found::Settled(settled)) => return Some(settled),
@@ -138,7 +147,7 @@ impl StateWord {
             loop {
                 // The word changes only when a sender swaps our waiter out (spurious unparks are
                 // possible, hence the loop).
-                let word = self.0.load(Ordering::Acquire);
+                let word = self.load();
                 if let Some(settled) = Settled::new(word, idle) {
                     return Some(settled);
                 }
@@ -158,7 +167,43 @@ impl StateWord {
 
     /// The word, read with Acquire, so a `FULL` one makes the payload visible.
     pub(crate) fn load(&self) -> usize {
-        self.0.load(Ordering::Acquire)
+        self.0.load(Ordering::Acquire).addr()
+    }
+
+    /// A sender's transition: swaps in its word `bits` and returns what it took out, a waiter
+    /// word the caller now owns and [`wake`]s. Release publishes what the sender wrote before;
+    /// Acquire orders it after the registration of the waiter it takes.
+    pub(crate) fn swap(&self, bits: usize) -> Word {
+        self.0.swap(word_of(bits), Ordering::AcqRel)
+    }
+
+    /// [`StateWord::swap`], then wakes the waiter it took out, if any. Returns the word found.
+    pub(crate) fn swap_and_wake(&self, bits: usize) -> usize {
+        let found = self.swap(bits);
+        if is_waiter(found.addr()) {
+            // SAFETY: a waiter word, just swapped out by us: its reference is ours.
+            unsafe { wake(found) };
+        }
+        found.addr()
+    }
+
+    /// Replaces the word `current` with `new`, neither of them a waiter word (a receiving side
+    /// resetting a word the sender left, say). Returns whether the word held `current`.
+    pub(crate) fn replace(&self, current: usize, new: usize) -> bool {
+        self.0
+            .compare_exchange(
+                word_of(current),
+                word_of(new),
+                Ordering::AcqRel,
+                Ordering::Relaxed,
+            )
+            .is_ok()
+    }
+
+    /// Stores the sender's word `bits` where no waiter can be in the word (a slot the receiver
+    /// is done with, say), with the ordering the caller's protocol needs.
+    pub(crate) fn store(&self, bits: usize, order: Ordering) {
+        self.0.store(word_of(bits), order);
     }
 
     /// The word if the sender is done with it.
@@ -169,7 +214,7 @@ impl StateWord {
 
     /// Whether the sender has made its final transition: a receive would not wait.
     pub(crate) fn is_ready(&self, idle: usize) -> bool {
-        is_settled(self.0.load(Ordering::Acquire), idle)
+        is_settled(self.load(), idle)
     }
 
     /// Leaves one reference to `waiter` (a thread's, shared by every word a select waits on, or
@@ -183,7 +228,7 @@ impl StateWord {
         let word = Waiter::into_word(Arc::clone(waiter));
         let mut found = self.0.load(Ordering::Acquire);
         let result = loop {
-            if let Some(settled) = Settled::new(found, idle) {
+            if let Some(settled) = Settled::new(found.addr(), idle) {
                 break Err(Found::Settled(settled));
             }
             if found == word {
@@ -198,7 +243,7 @@ impl StateWord {
                 Ok(_) => {
                     // SAFETY: a waiter word (or idle), exchanged out by us.
                     return Ok(Displaced(
-                        (found != idle).then(|| unsafe { Waiter::from_word(found) }),
+                        (found.addr() != idle).then(|| unsafe { Waiter::from_word(found) }),
                     ));
                 }
                 Err(now) => found = now,
@@ -214,18 +259,19 @@ impl StateWord {
     /// that reference (it wakes the waiter, harmlessly late), a receive displaced it, or it was
     /// already taken back.
     pub(crate) fn unregister(&self, idle: usize, waiter: &Arc<Waiter>) -> Result<(), usize> {
-        let word = Arc::as_ptr(waiter) as usize;
+        let mine = Arc::as_ptr(waiter).cast_mut();
         match self
             .0
-            .compare_exchange(word, idle, Ordering::AcqRel, Ordering::Acquire)
+            .compare_exchange(mine, word_of(idle), Ordering::AcqRel, Ordering::Acquire)
         {
-            Ok(_) => {
+            Ok(stored) => {
                 // SAFETY: we exchanged our own word out of the state word, so the reference it
-                // stood for is ours again.
-                drop(unsafe { Waiter::from_word(word) });
+                // stood for is ours again (taken back through the word stored, which has the
+                // provenance `into_word` gave it).
+                drop(unsafe { Waiter::from_word(stored) });
                 Ok(())
             }
-            Err(found) => Err(found),
+            Err(found) => Err(found.addr()),
         }
     }
 
@@ -245,7 +291,7 @@ impl StateWord {
     ) -> Poll<Settled> {
         loop {
             let found = self.0.load(Ordering::Acquire);
-            if let Some(settled) = Settled::new(found, idle) {
+            if let Some(settled) = Settled::new(found.addr(), idle) {
                 // A sender took the waiters with its swap and wakes them; our reference goes.
                 if let Some(waiter) = mine.take() {
                     Waiter::recycle(waiter);
@@ -253,7 +299,7 @@ impl StateWord {
                 return Poll::Ready(settled);
             }
             if let Some(waiter) = mine.as_ref()
-                && Arc::as_ptr(waiter) as usize == found
+                && ptr::eq(Arc::as_ptr(waiter), found)
                 && waiter.is_task_of(waker)
             {
                 return Poll::Pending;
@@ -266,10 +312,10 @@ impl StateWord {
             // read the chain below it. While the word is `idle` a sender that settles it wakes
             // nobody, so if putting back fails below, we wake what we hold.
             let mut taken = None;
-            if found != idle {
+            if found.addr() != idle {
                 if self
                     .0
-                    .compare_exchange(found, idle, Ordering::Acquire, Ordering::Relaxed)
+                    .compare_exchange(found, word_of(idle), Ordering::Acquire, Ordering::Relaxed)
                     .is_err()
                 {
                     Waiter::recycle(fresh);
@@ -322,18 +368,18 @@ impl StateWord {
                 debug_assert!(retired.is_none());
                 retired = Some(old);
             }
-            let word = Waiter::into_word(put);
+            let put_word = Waiter::into_word(put);
             // Release publishes the chain to the sender that swaps it out.
             let stored = self
                 .0
-                .compare_exchange(idle, word, Ordering::AcqRel, Ordering::Acquire)
+                .compare_exchange(word_of(idle), put_word, Ordering::AcqRel, Ordering::Acquire)
                 .is_ok();
             if !stored {
                 // Only a sender changes an `idle` word: it is settled now, and we hold the
                 // waiters its swap would have woken. Ours needs no wake: the loop returns
                 // `Ready`. A waker that panics here has every other one woken first.
                 // SAFETY: the word was never stored: its reference is still ours.
-                let put = unsafe { Waiter::from_word(word) };
+                let put = unsafe { Waiter::from_word(put_word) };
                 if ours {
                     if let Some(below) = put.take_below() {
                         Waiter::wake(below);
@@ -358,30 +404,33 @@ impl StateWord {
     /// watcher carries stays where it is, and costs at worst a spurious wake.
     pub(crate) fn unwatch(&self, idle: usize, mine: &mut Option<Arc<Waiter>>) -> Option<Settled> {
         let waiter = mine.take()?;
-        let word = Arc::as_ptr(&waiter) as usize;
-        let result = match self
-            .0
-            .compare_exchange(word, idle, Ordering::Acquire, Ordering::Acquire)
-        {
-            Ok(_) => {
-                // SAFETY: our own waiter word, exchanged out by us.
-                let taken = unsafe { Waiter::from_word(word) };
+        let mine = Arc::as_ptr(&waiter).cast_mut();
+        let taken_back =
+            self.0
+                .compare_exchange(mine, word_of(idle), Ordering::Acquire, Ordering::Acquire);
+        let result = match taken_back {
+            Ok(stored) => {
+                // SAFETY: our own waiter word, exchanged out by us (taken back through the word
+                // stored, with the provenance `into_word` gave it).
+                let taken = unsafe { Waiter::from_word(stored) };
                 if let Some(below) = taken.take_below() {
                     let below = Waiter::into_word(below);
                     // Release republishes the carried chain.
-                    if let Err(found) =
-                        self.0
-                            .compare_exchange(idle, below, Ordering::AcqRel, Ordering::Acquire)
-                    {
+                    if let Err(found) = self.0.compare_exchange(
+                        word_of(idle),
+                        below,
+                        Ordering::AcqRel,
+                        Ordering::Acquire,
+                    ) {
                         // Settled meanwhile: the waiters the sender would have woken are ours.
                         // SAFETY: the word was never stored: its reference is still ours.
                         Waiter::wake(unsafe { Waiter::from_word(below) });
-                        debug_assert!(is_settled(found, idle));
+                        debug_assert!(is_settled(found.addr(), idle));
                     }
                 }
                 None
             }
-            Err(found) => Settled::new(found, idle),
+            Err(found) => Settled::new(found.addr(), idle),
         };
         Waiter::recycle(waiter);
         result
@@ -418,7 +467,7 @@ impl Drop for Displaced {
 ///
 /// # Safety
 /// `word` is a BLOCKED word the caller just took out of a state word.
-pub(crate) unsafe fn wake(word: usize) {
+pub(crate) unsafe fn wake(word: Word) {
     // SAFETY: the swap that returned `word` moved its reference to the caller.
     Waiter::wake(unsafe { Waiter::from_word(word) });
 }

@@ -25,10 +25,22 @@ use std::ptr;
 use std::task::Waker;
 
 use crate::panics::Panics;
-use crate::sync::{Arc, AtomicUsize, Mutex, Ordering, thread};
+use crate::sync::{Arc, AtomicPtr, Mutex, Ordering, thread};
+
+/// A word as it travels through an atomic: a waiter word (an `Arc<Waiter>`'s pointer, with its
+/// provenance) or one of the other values a word can hold (a number in a pointer without
+/// provenance, never dereferenced: see [`word_of`]). Pointers, not integers, so Miri checks every
+/// waiter taken out of a word under strict provenance.
+pub(crate) type Word = *mut Waiter;
+
+/// The word for the number `bits` (not a waiter): a pointer without provenance. Read a word's
+/// number back with `.addr()`.
+pub(crate) const fn word_of(bits: usize) -> Word {
+    ptr::without_provenance_mut(bits)
+}
 
 /// `below` when a task waiter carries no other waiter.
-const NONE: usize = 0;
+const NONE: Word = ptr::null_mut();
 
 /// A parked receiver, woken by the peer that settles the packet it waits on.
 #[derive(Debug)]
@@ -43,7 +55,7 @@ pub(crate) enum Waiter {
         /// The waiter this one displaced from the word and carries, as a word ([`NONE`] if
         /// none): one reference, owned by whoever owns this waiter's word reference (the word,
         /// or whoever took it out of the word). Written before the waiter is published.
-        below: AtomicUsize,
+        below: AtomicPtr<Waiter>,
     },
     /// A port of a port set: waking it pushes this waiter (naming `port`) on the set's ready
     /// list and unparks the set's thread if it sleeps.
@@ -53,7 +65,7 @@ pub(crate) enum Waiter {
         /// The port's index in the set.
         port: usize,
         /// The ready list is intrusive: while this waiter is on it, the waiter queued before.
-        next: AtomicUsize,
+        next: AtomicPtr<Waiter>,
     },
 }
 
@@ -90,13 +102,13 @@ impl Waiter {
         }
         Arc::new(Waiter::Task {
             waker: waker.clone(),
-            below: AtomicUsize::new(NONE),
+            below: AtomicPtr::new(NONE),
         })
     }
 
     /// Makes a fresh task waiter, in no word yet and carrying nothing, carry `below` (a waiter
     /// word whose reference the caller hands over).
-    pub(crate) fn carry(&self, below: usize) {
+    pub(crate) fn carry(&self, below: Word) {
         if let Waiter::Task { below: own, .. } = self {
             debug_assert_eq!(own.load(Ordering::Relaxed), NONE);
             own.store(below, Ordering::Relaxed);
@@ -113,10 +125,10 @@ impl Waiter {
         let mut waiter: &Waiter = &top;
         while let Waiter::Task { below, .. } = waiter {
             let word = below.load(Ordering::Relaxed);
-            if word == NONE {
+            if word.is_null() {
                 break;
             }
-            if word == Arc::as_ptr(other) as usize {
+            if ptr::eq(word, Arc::as_ptr(other)) {
                 // Link past `other`, to what it carried.
                 below.store(
                     other.take_below().map_or(NONE, Waiter::into_word),
@@ -129,7 +141,7 @@ impl Waiter {
             }
             // SAFETY: as in `holds`: the chain below a waiter whose word reference the caller
             // owns stays alive while the caller holds it.
-            waiter = unsafe { &*(word as *const Waiter) };
+            waiter = unsafe { &*word };
         }
         Some(top)
     }
@@ -140,11 +152,9 @@ impl Waiter {
         let Waiter::Task { below, .. } = self else {
             return None;
         };
-        match below.swap(NONE, Ordering::Relaxed) {
-            NONE => None,
-            // SAFETY: `below` held one reference, now moved to us by the swap.
-            word => Some(unsafe { Waiter::from_word(word) }),
-        }
+        let word = below.swap(NONE, Ordering::Relaxed);
+        // SAFETY: `below` held one reference, now moved to us by the swap.
+        (!word.is_null()).then(|| unsafe { Waiter::from_word(word) })
     }
 
     /// Whether this is a task waiter whose own waker wakes the task of `waker` (what it carries
@@ -165,10 +175,10 @@ impl Waiter {
                 return false;
             };
             match below.load(Ordering::Relaxed) {
-                NONE => return false,
+                word if word.is_null() => return false,
                 // SAFETY: the chain below a waiter whose word reference the caller owns is
                 // owned with it and stays alive while the caller holds that reference.
-                word => waiter = unsafe { &*(word as *const Waiter) },
+                word => waiter = unsafe { &*word },
             }
         }
     }
@@ -182,7 +192,7 @@ impl Waiter {
         {
             let mut waiter = waiter;
             if let Some(Waiter::Task { waker, below }) = Arc::get_mut(&mut waiter)
-                && *below.get_mut() == NONE
+                && below.get_mut().is_null()
             {
                 *waker = Waker::noop().clone();
                 // A thread being torn down keeps no spare: the waiter is simply dropped.
@@ -222,10 +232,11 @@ impl Waiter {
         panics.resume();
     }
 
-    /// Turns a waiter into the word stored in a packet's state. The word is never 0, 1 or 2
-    /// (the other states), because an `Arc`'s data pointer is non-null and aligned to 8.
-    pub(crate) fn into_word(waiter: Arc<Waiter>) -> usize {
-        Arc::into_raw(waiter) as usize
+    /// Turns a waiter into the word stored in a packet's state. The word's address is never
+    /// 0, 1 or 2 (the other states), because an `Arc`'s data pointer is non-null and aligned
+    /// to 8.
+    pub(crate) fn into_word(waiter: Arc<Waiter>) -> Word {
+        Arc::into_raw(waiter).cast_mut()
     }
 
     /// Takes back the reference that [`Waiter::into_word`] stored.
@@ -233,10 +244,10 @@ impl Waiter {
     /// # Safety
     /// `word` came from `into_word` and the caller owns it: it swapped or compare-exchanged it
     /// out of a state word, so nobody else will take it back.
-    pub(crate) unsafe fn from_word(word: usize) -> Arc<Waiter> {
+    pub(crate) unsafe fn from_word(word: Word) -> Arc<Waiter> {
         // SAFETY: the caller guarantees `word` is a pointer from `Arc::into_raw` whose reference
         // it now owns exclusively.
-        unsafe { Arc::from_raw(word as *const Waiter) }
+        unsafe { Arc::from_raw(word) }
     }
 }
 
@@ -328,7 +339,7 @@ pub(crate) const CLOSED: usize = 2;
 /// futures that are dropped: each takes its own back.
 #[derive(Debug)]
 pub(crate) struct ReadyList {
-    pub(crate) head: AtomicUsize,
+    pub(crate) head: AtomicPtr<Waiter>,
     /// Everyone to wake when a push ends the sleep: task and thread waiters, one entry each
     /// (see above). Locked to register and to leave, and by the one sender that ends a sleep.
     pub(crate) sleepers: Mutex<Vec<Arc<Waiter>>>,
@@ -338,7 +349,7 @@ pub(crate) struct ReadyList {
 impl ReadyList {
     pub(crate) fn new() -> Self {
         ReadyList {
-            head: AtomicUsize::new(IDLE),
+            head: AtomicPtr::new(word_of(IDLE)),
             sleepers: Mutex::new(Vec::new()),
         }
     }
@@ -347,7 +358,7 @@ impl ReadyList {
     /// a new port's, from [`PortSet::add`](crate::PortSet::add)), and wakes every sleeper if
     /// the set sleeps. Each watch queues its port at most once.
     pub(crate) fn push(waiter: Arc<Waiter>) {
-        let node = Arc::into_raw(waiter);
+        let node = Waiter::into_word(waiter);
         // SAFETY: we own the reference `node` stands for until the exchange below publishes it,
         // so the waiter and the list it names are alive while we use them here.
         let Waiter::Ready { list, next, .. } = (unsafe { &*node }) else {
@@ -358,30 +369,32 @@ impl ReadyList {
         // list and drop itself and our waiter, and we still have to wake its sleepers.
         let mut keep: Option<Arc<ReadyList>> = None;
         loop {
-            if head == CLOSED {
+            if head.addr() == CLOSED {
                 // SAFETY: not published; the reference is still ours, and the set is gone.
-                drop(unsafe { Arc::from_raw(node) });
+                drop(unsafe { Waiter::from_word(node) });
                 return;
             }
-            if head == SLEEPING && keep.is_none() {
+            if head.addr() == SLEEPING && keep.is_none() {
                 keep = Some(Arc::clone(list));
             }
             next.store(
-                if head == SLEEPING { IDLE } else { head },
+                if head.addr() == SLEEPING {
+                    word_of(IDLE)
+                } else {
+                    head
+                },
                 Ordering::Relaxed,
             );
             // Release publishes `next` (and the waiter) to the set's Acquire swap.
-            match list.head.compare_exchange_weak(
-                head,
-                node as usize,
-                Ordering::AcqRel,
-                Ordering::Relaxed,
-            ) {
+            match list
+                .head
+                .compare_exchange_weak(head, node, Ordering::AcqRel, Ordering::Relaxed)
+            {
                 Ok(_) => break,
                 Err(found) => head = found,
             }
         }
-        if head == SLEEPING {
+        if head.addr() == SLEEPING {
             let list = keep.expect("cloned when the set was seen sleeping");
             // Taken under the lock, woken and dropped after it: a waker may run any code,
             // including a drop of a future that leaves this very list.
