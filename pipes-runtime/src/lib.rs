@@ -39,6 +39,11 @@
 //!   text that safe user code can imitate, so the hidden API it calls must be sound alone.
 //! - `sync.rs` is the one place that picks std or loom primitives; `--cfg loom` model-checks
 //!   the packet through it (`tests/loom.rs`).
+//! - Every atomic that can hold a pointer (state words, a task waiter's chain, the ready list,
+//!   the shared chan's segments) is an `AtomicPtr`: a waiter word keeps the provenance
+//!   `Arc::into_raw` gave it, and the other values a word holds are numbers in pointers
+//!   without provenance (`waiter::word_of`). No integer becomes a pointer, so CI runs Miri
+//!   under `-Zmiri-strict-provenance`.
 //! - A *lane* (`lane.rs`) is one direction of a stream: a single-producer single-consumer
 //!   queue of segments. A send writes a slot and publishes the tail with one swap of the lane's
 //!   state word (which also says whether a receiver waits); a receive reads that word once per

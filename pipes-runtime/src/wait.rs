@@ -99,7 +99,7 @@ pub(crate) enum Found {
 /// Opaque: only this crate reads or writes it.
 ///
 /// A pointer, not an integer, so a waiter word keeps its provenance; a sender's word is a
-/// number in a pointer without provenance ([`word_of`]), read back with `.addr()`.
+/// number in a pointer without provenance (`waiter::word_of`), read back with `.addr()`.
 pub struct StateWord(pub(crate) AtomicPtr<Waiter>);
 
 impl fmt::Debug for StateWord {
