@@ -120,6 +120,7 @@ impl fmt::Debug for StateWord {
 /// leftover watch costs at worst a spurious wake.
 impl StateWord {
     /// A word holding the sender's word `bits`.
+    #[inline]
     pub(crate) fn new(bits: usize) -> Self {
         StateWord(AtomicPtr::new(word_of(bits)))
     }
@@ -166,6 +167,7 @@ impl StateWord {
     }
 
     /// The word, read with Acquire, so a `FULL` one makes the payload visible.
+    #[inline]
     pub(crate) fn load(&self) -> usize {
         self.0.load(Ordering::Acquire).addr()
     }
@@ -173,11 +175,13 @@ impl StateWord {
     /// A sender's transition: swaps in its word `bits` and returns what it took out, a waiter
     /// word the caller now owns and [`wake`]s. Release publishes what the sender wrote before;
     /// Acquire orders it after the registration of the waiter it takes.
+    #[inline]
     pub(crate) fn swap(&self, bits: usize) -> Word {
         self.0.swap(word_of(bits), Ordering::AcqRel)
     }
 
     /// [`StateWord::swap`], then wakes the waiter it took out, if any. Returns the word found.
+    #[inline]
     pub(crate) fn swap_and_wake(&self, bits: usize) -> usize {
         let found = self.swap(bits);
         if is_waiter(found.addr()) {
@@ -189,6 +193,7 @@ impl StateWord {
 
     /// Replaces the word `current` with `new`, neither of them a waiter word (a receiving side
     /// resetting a word the sender left, say). Returns whether the word held `current`.
+    #[inline]
     pub(crate) fn replace(&self, current: usize, new: usize) -> bool {
         self.0
             .compare_exchange(
@@ -202,6 +207,7 @@ impl StateWord {
 
     /// Stores the sender's word `bits` where no waiter can be in the word (a slot the receiver
     /// is done with, say), with the ordering the caller's protocol needs.
+    #[inline]
     pub(crate) fn store(&self, bits: usize, order: Ordering) {
         self.0.store(word_of(bits), order);
     }
@@ -213,6 +219,7 @@ impl StateWord {
     }
 
     /// Whether the sender has made its final transition: a receive would not wait.
+    #[inline]
     pub(crate) fn is_ready(&self, idle: usize) -> bool {
         is_settled(self.load(), idle)
     }

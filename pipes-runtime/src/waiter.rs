@@ -35,6 +35,7 @@ pub(crate) type Word = *mut Waiter;
 
 /// The word for the number `bits` (not a waiter): a pointer without provenance. Read a word's
 /// number back with `.addr()`.
+#[inline]
 pub(crate) const fn word_of(bits: usize) -> Word {
     ptr::without_provenance_mut(bits)
 }
